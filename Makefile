@@ -1,0 +1,65 @@
+# The two set-up commands of the README contract: `make demo` and `make test`.
+# Both install what is missing, build, and are safe to run again.
+
+BUILD_DIR ?= build
+FUZZ_DIR ?= build-fuzz
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?= -DKOLO_WERROR=ON
+FUZZ_SECONDS ?= 20
+STAMP := $(BUILD_DIR)/.deps-installed
+
+.PHONY: all deps build test unit-test fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
+
+all: build
+
+$(STAMP): scripts/install-deps.sh
+	./scripts/install-deps.sh
+	mkdir -p $(BUILD_DIR) && touch $(STAMP)
+
+deps: $(STAMP)
+
+$(BUILD_DIR)/build.ninja: $(STAMP)
+	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
+
+build: $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+unit-test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
+
+# libFuzzer targets need clang, so they get their own build tree.
+$(FUZZ_DIR)/build.ninja: $(STAMP)
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DKOLO_BUILD_FUZZERS=ON \
+	  -DKOLO_BUILD_TESTS=OFF -DKOLO_BUILD_BENCH=OFF
+
+fuzz-build: $(FUZZ_DIR)/build.ninja
+	cmake --build $(FUZZ_DIR) -j $(JOBS)
+
+# A short run in every `make test`; `make fuzz FUZZ_SECONDS=600` for a long one.
+fuzz-smoke: fuzz-build
+	./scripts/run-fuzzers.sh $(FUZZ_DIR)/bin $(FUZZ_SECONDS)
+
+fuzz: fuzz-smoke
+
+test: unit-test fuzz-smoke
+
+demo: build
+	$(BUILD_DIR)/bin/kolo-demo
+
+bench: build
+	$(BUILD_DIR)/bin/kolo-bench -np 2 allreduce -b 8 -e 256M -f 4 -c 1
+
+bench-mpi: build
+	./bench/compare_mpi.sh
+
+asan:
+	$(MAKE) test BUILD_DIR=build-asan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=address"
+
+tsan:
+	$(MAKE) unit-test BUILD_DIR=build-tsan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=thread"
+
+format:
+	find include src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR) build-asan build-tsan

@@ -1,0 +1,50 @@
+// Element types and reduction operations shared by every layer of Kolo.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kolo {
+
+// The numeric values are part of the wire format (negotiation messages, store
+// records); append new types at the end only.
+enum class DataType : uint8_t {
+  kUInt8 = 0,
+  kInt8 = 1,
+  kInt32 = 2,
+  kInt64 = 3,
+  kFloat16 = 4,
+  kBFloat16 = 5,
+  kFloat32 = 6,
+  kFloat64 = 7,
+  kBool = 8,
+};
+inline constexpr int kNumDataTypes = 9;
+
+// kAverage is executed as kSum followed by a postscale of 1/n. For bool,
+// kSum/kMax/kBitOr mean logical or and kProduct/kMin/kBitAnd mean logical and.
+enum class ReduceOp : uint8_t {
+  kSum = 0,
+  kAverage = 1,
+  kMin = 2,
+  kMax = 3,
+  kProduct = 4,
+  kBitAnd = 5,
+  kBitOr = 6,
+};
+inline constexpr int kNumReduceOps = 7;
+
+size_t dtype_size(DataType type);
+std::string_view dtype_name(DataType type);  // "float32", "bfloat16", ...
+std::optional<DataType> parse_dtype(std::string_view name);
+bool is_floating(DataType type);
+
+std::string_view reduce_op_name(ReduceOp op);  // "sum", "average", ...
+std::optional<ReduceOp> parse_reduce_op(std::string_view name);
+// Bitwise ops are defined for integer and bool types only; average for
+// everything but bool.
+bool reduce_op_supported(ReduceOp op, DataType type);
+
+}  // namespace kolo

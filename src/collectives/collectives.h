@@ -1,0 +1,75 @@
+// Collective operations over a transport::Context. Each algorithm lives in
+// its own file; the functions here pick one by size (and, later, topology)
+// from CollectiveOptions and run it.
+//
+// Conventions for every function:
+// - `tag` identifies this operation; it must be unique among operations in
+//   flight on the same context and the same on every rank.
+// - `count` is in elements of `dtype`. `send` may equal `recv` (in place).
+// - Every rank must call with the same count/dtype/op/root; the engine's
+//   negotiation guarantees it, callers of this layer must.
+// - Errors come as the exceptions of common/error.h, from the transport.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "collectives/options.h"
+#include "kolo/types.h"
+#include "transport/context.h"
+
+namespace kolo::collectives {
+
+using transport::Context;
+using transport::Tag;
+
+struct ReduceSpec {
+  ReduceOp op = ReduceOp::kSum;
+  // Each rank's input is multiplied by `prescale` before the reduction, the
+  // result by `postscale` after it (kAverage additionally divides by size).
+  double prescale = 1.0;
+  double postscale = 1.0;
+};
+
+void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,
+               const ReduceSpec& reduce, const CollectiveOptions& options);
+
+// Every rank contributes `count` elements; recv holds size*count elements
+// ordered by rank.
+void allgather(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,
+               const CollectiveOptions& options);
+
+// Rank r contributes counts[r] elements; recv holds sum(counts) elements
+// ordered by rank.
+void allgatherv(Context& ctx, Tag tag, const void* send, void* recv,
+                const std::vector<size_t>& counts, DataType dtype,
+                const CollectiveOptions& options);
+
+// `count` elements of `data` on `root` are copied into `data` on every rank.
+void broadcast(Context& ctx, Tag tag, void* data, size_t count, DataType dtype, int root,
+               const CollectiveOptions& options);
+
+// Rank r sends block j (count elements) of send to rank j, and receives
+// rank j's block r into block j of recv.
+void alltoall(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,
+              const CollectiveOptions& options);
+
+// send_counts[j] elements (at the running offset of send) go to rank j;
+// recv_counts[j] elements arrive from rank j, packed in rank order in recv.
+void alltoallv(Context& ctx, Tag tag, const void* send, const std::vector<size_t>& send_counts,
+               void* recv, const std::vector<size_t>& recv_counts, DataType dtype,
+               const CollectiveOptions& options);
+
+// Reduces `count` elements across ranks; rank r receives its shard:
+// count/n elements, one more if r < count % n, starting at
+// reduce_scatter_offset(count, n, r).
+void reduce_scatter(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
+                    DataType dtype, const ReduceSpec& reduce, const CollectiveOptions& options);
+size_t reduce_scatter_count(size_t count, int size, int rank);
+size_t reduce_scatter_offset(size_t count, int size, int rank);
+
+// Returns once every rank has entered.
+void barrier(Context& ctx, Tag tag, const CollectiveOptions& options);
+
+}  // namespace kolo::collectives

@@ -1,0 +1,27 @@
+// Algorithm choices and switch points; filled by Config::FromEnv
+// (see docs/config.md for the variables and defaults).
+#pragma once
+
+#include <cstddef>
+
+namespace kolo::collectives {
+
+enum class AllreduceAlgorithm { kAuto, kRecursiveDoubling, kRing };
+enum class BroadcastAlgorithm { kAuto, kTree, kPipelined };
+
+struct CollectiveOptions {
+  // kAuto: recursive doubling below allreduce_ring_threshold bytes, ring
+  // (reduce-scatter + allgather) at or above it.
+  AllreduceAlgorithm allreduce_algorithm = AllreduceAlgorithm::kAuto;
+  size_t allreduce_ring_threshold = 256 * 1024;  // KOLO_ALLREDUCE_RING_THRESHOLD
+  // kAuto: binomial tree below broadcast_pipeline_threshold bytes, pipelined
+  // chain at or above it, in chunks of broadcast_chunk_bytes.
+  BroadcastAlgorithm broadcast_algorithm = BroadcastAlgorithm::kAuto;
+  size_t broadcast_pipeline_threshold = 512 * 1024;  // KOLO_BROADCAST_PIPELINE_THRESHOLD
+  size_t broadcast_chunk_bytes = 256 * 1024;         // KOLO_BROADCAST_CHUNK_BYTES
+  // Ring steps are split into chunks of this size so reduction of one chunk
+  // overlaps the transfer of the next (KOLO_RING_CHUNK_BYTES).
+  size_t ring_chunk_bytes = 1024 * 1024;
+};
+
+}  // namespace kolo::collectives

@@ -1,0 +1,25 @@
+// Element-wise reduction and scaling kernels, dispatched on dtype in one
+// place. Loops are written over plain arrays with restrict-qualified
+// pointers so the compiler vectorizes them; float16/bfloat16 are widened to
+// float32, combined, and rounded once.
+#pragma once
+
+#include <cstddef>
+
+#include "kolo/types.h"
+
+namespace kolo::reduce {
+
+// inout[i] = inout[i] (op) in[i] for i in [0, count). kAverage reduces as
+// kSum (the division is a postscale). Throws InvalidArgument when `op` is
+// not defined for `dtype` (see reduce_op_supported).
+void reduce_into(void* inout, const void* in, size_t count, DataType dtype, ReduceOp op);
+
+// out[i] = a[i] (op) b[i]; out may alias a or b.
+void reduce(void* out, const void* a, const void* b, size_t count, DataType dtype, ReduceOp op);
+
+// data[i] *= factor, computed in double for 64-bit types and float otherwise;
+// integer results are rounded to nearest. No-op when factor == 1.
+void scale(void* data, size_t count, DataType dtype, double factor);
+
+}  // namespace kolo::reduce

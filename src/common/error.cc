@@ -1,0 +1,29 @@
+#include "common/error.h"
+
+#include <exception>
+
+#include "common/check.h"
+
+namespace kolo {
+
+Status status_from_current_exception() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return e.status();
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, e.what());
+  } catch (...) {
+    return Status(StatusCode::kInternal, "unknown exception");
+  }
+}
+
+namespace detail {
+void check_failed(const char* file, int line, const char* condition, const std::string& detail) {
+  std::string what = fmt::format("internal check failed at {}:{}: {}", file, line, condition);
+  if (!detail.empty()) what += " (" + detail + ")";
+  throw InternalError(what);
+}
+}  // namespace detail
+
+}  // namespace kolo

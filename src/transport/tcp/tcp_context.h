@@ -1,0 +1,20 @@
+// Builds a full TCP mesh among `size` ranks that meet in a Store.
+#pragma once
+
+#include <memory>
+
+#include "rendezvous/store.h"
+#include "transport/context.h"
+#include "transport/tcp/tcp_options.h"
+
+namespace kolo::transport::tcp {
+
+// Each rank listens on an address chosen from `options`, publishes
+// "host:port" under key "tcp/addr/<rank>" in `store` (callers scope the
+// store with a PrefixStore per job/round), and connects to every peer.
+// Throws TimeoutError naming the ranks that never showed up within
+// options.connect_timeout.
+std::unique_ptr<Context> connect_full_mesh(rendezvous::Store& store, int rank, int size,
+                                           const TcpOptions& options);
+
+}  // namespace kolo::transport::tcp
