@@ -10,7 +10,7 @@ namespace {
 
 TEST(Float16, ExactValuesRoundTrip) {
   for (float v : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f /* min normal */,
-                  5.9604644775390625e-08f /* min subnormal */, 1024.5f}) {
+                  5.9604644775390625e-08f /* min subnormal */, 1000.5f}) {
     EXPECT_EQ(float16::from_float(v).to_float(), v) << v;
   }
 }
