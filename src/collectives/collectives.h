@@ -8,7 +8,12 @@
 // - `count` is in elements of `dtype`. `send` may equal `recv` (in place).
 // - Every rank must call with the same count/dtype/op/root; the engine's
 //   negotiation guarantees it, callers of this layer must.
-// - Errors come as the exceptions of common/error.h, from the transport.
+// - Errors come as the exceptions of common/error.h, from the transport;
+//   an op undefined for the dtype (reduce_op_supported) or a counts vector
+//   whose length is not the size throws InvalidArgument before any message.
+// - Results are identical bit for bit on every rank.
+// - Algorithms are chosen in collectives.cc; collectives/algorithms.h exposes
+//   each one (tests force them from there).
 #pragma once
 
 #include <cstddef>
@@ -36,7 +41,8 @@ void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count
                const ReduceSpec& reduce, const CollectiveOptions& options);
 
 // Every rank contributes `count` elements; recv holds size*count elements
-// ordered by rank.
+// ordered by rank. In place: send may point at this rank's block of recv, or
+// equal recv (the block is moved to its place first).
 void allgather(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,
                const CollectiveOptions& options);
 
@@ -47,6 +53,7 @@ void allgatherv(Context& ctx, Tag tag, const void* send, void* recv,
                 const CollectiveOptions& options);
 
 // `count` elements of `data` on `root` are copied into `data` on every rank.
+// Throws InvalidArgument for a root outside [0, size).
 void broadcast(Context& ctx, Tag tag, void* data, size_t count, DataType dtype, int root,
                const CollectiveOptions& options);
 
@@ -57,13 +64,16 @@ void alltoall(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
 
 // send_counts[j] elements (at the running offset of send) go to rank j;
 // recv_counts[j] elements arrive from rank j, packed in rank order in recv.
+// send and recv may overlap (in place); the send side is then copied first.
 void alltoallv(Context& ctx, Tag tag, const void* send, const std::vector<size_t>& send_counts,
                void* recv, const std::vector<size_t>& recv_counts, DataType dtype,
                const CollectiveOptions& options);
 
 // Reduces `count` elements across ranks; rank r receives its shard:
 // count/n elements, one more if r < count % n, starting at
-// reduce_scatter_offset(count, n, r).
+// reduce_scatter_offset(count, n, r). In place (send == recv), recv holds all
+// count elements on entry (they are overwritten) and the shard is left at
+// its start.
 void reduce_scatter(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
                     DataType dtype, const ReduceSpec& reduce, const CollectiveOptions& options);
 size_t reduce_scatter_count(size_t count, int size, int rank);

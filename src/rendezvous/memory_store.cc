@@ -17,6 +17,14 @@ int64_t parse_counter(const std::string& key, const std::optional<Bytes>& value)
   return n;
 }
 
+std::string wait_timeout_message(std::chrono::milliseconds timeout,
+                                 const std::vector<std::string>& missing_keys) {
+  std::string names;
+  for (const auto& k : missing_keys) names += (names.empty() ? "'" : ", '") + k + "'";
+  return "timed out after " + std::to_string(timeout.count()) + " ms waiting for store keys " +
+         names;
+}
+
 void MemoryStore::set(const std::string& key, const Bytes& value) {
   {
     std::lock_guard lock(mutex_);
@@ -48,11 +56,10 @@ void MemoryStore::wait(const std::vector<std::string>& keys, std::chrono::millis
   };
   std::unique_lock lock(mutex_);
   if (changed_.wait_for(lock, timeout, all_present)) return;
-  std::string names;
+  std::vector<std::string> absent;
   for (const auto& k : keys)
-    if (!data_.count(k)) names += (names.empty() ? "'" : ", '") + k + "'";
-  throw TimeoutError("timed out after " + std::to_string(timeout.count()) +
-                     " ms waiting for store keys " + names);
+    if (!data_.count(k)) absent.push_back(k);
+  throw TimeoutError(wait_timeout_message(timeout, absent));
 }
 
 int64_t MemoryStore::add(const std::string& key, int64_t delta) {

@@ -33,4 +33,8 @@ class MemoryStore final : public Store {
 // at a key (absent = 0); throws InvalidArgument for anything else.
 int64_t parse_counter(const std::string& key, const std::optional<Bytes>& value);
 
+// The TimeoutError text of a wait, shared so every Store words it alike.
+std::string wait_timeout_message(std::chrono::milliseconds timeout,
+                                 const std::vector<std::string>& missing_keys);
+
 }  // namespace kolo::rendezvous

@@ -15,11 +15,15 @@ namespace kolo::reduce {
 // not defined for `dtype` (see reduce_op_supported).
 void reduce_into(void* inout, const void* in, size_t count, DataType dtype, ReduceOp op);
 
-// out[i] = a[i] (op) b[i]; out may alias a or b.
+// out[i] = a[i] (op) b[i]; out may be equal to a or b (never partially
+// overlap them).
 void reduce(void* out, const void* a, const void* b, size_t count, DataType dtype, ReduceOp op);
 
-// data[i] *= factor, computed in double for 64-bit types and float otherwise;
-// integer results are rounded to nearest. No-op when factor == 1.
+// data[i] *= factor, computed in float for float16/bfloat16/float32 and in
+// double for float64 and the integer types (exact for all but int64 beyond
+// 2^53); integer results are rounded to nearest (ties to even) and saturate
+// at the type's range. bool stays 0/1 (false only for a zero factor). No-op
+// when factor == 1.
 void scale(void* data, size_t count, DataType dtype, double factor);
 
 }  // namespace kolo::reduce

@@ -1,0 +1,92 @@
+// kolo-bench: nccl-tests-style sweeps of Kolo's collectives over TCP.
+//
+//   kolo-bench -np 2 allreduce -b 8 -e 256M -f 4 -c 1     (starts 2 local ranks)
+//   kolorun -np 4 -H a:2,b:2 kolo-bench allgather          (one rank per process)
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "core/config.h"
+#include "core/world.h"
+#include "kolo_bench/bench_args.h"
+#include "kolo_bench/collective_case.h"
+#include "runner/local_launcher.h"
+
+namespace kolo::bench {
+namespace {
+
+collectives::CollectiveOptions with_algorithm(collectives::CollectiveOptions options,
+                                              const std::string& name) {
+  using collectives::AllreduceAlgorithm;
+  using collectives::BroadcastAlgorithm;
+  if (name == "ring") options.allreduce_algorithm = AllreduceAlgorithm::kRing;
+  if (name == "recursive_doubling") options.allreduce_algorithm = AllreduceAlgorithm::kRecursiveDoubling;
+  if (name == "tree") options.broadcast_algorithm = BroadcastAlgorithm::kTree;
+  if (name == "pipelined") options.broadcast_algorithm = BroadcastAlgorithm::kPipelined;
+  return options;
+}
+
+int run_launcher(const BenchArgs& args, int argc, char** argv) {
+  runner::LocalLaunchOptions launch;
+  launch.np = args.np;
+  launch.argv = rank_argv(argc, argv);
+  launch.argv[0] = "/proc/self/exe";  // the same binary, wherever it lives
+  char self[4096] = {};
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) launch.argv[0] = std::string(self, static_cast<size_t>(n));
+  launch.job_timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeout_seconds * 1000));
+  auto result = runner::launch_local(launch);
+  if (result.timed_out) fmt::print(stderr, "kolo-bench: stopped after the {} s time limit\n", args.timeout_seconds);
+  if (result.first_failure >= 0)
+    fmt::print(stderr, "kolo-bench: {}\n", result.ranks[result.first_failure].describe());
+  return result.exit_code();
+}
+
+int run_rank(const BenchArgs& args) {
+  Config config = Config::FromEnv();
+  World world = connect_world(config);
+  auto& ctx = *world.context;
+  if (args.collective == Collective::kBroadcast && args.root >= ctx.size())
+    throw InvalidArgument(fmt::format("--root {} is not a rank of this {}-rank job", args.root, ctx.size()));
+  CollectiveCase bench_case(ctx, with_algorithm(config.collectives, args.algorithm), args);
+  const bool printer = ctx.rank() == 0;
+  if (printer) {
+    fmt::print("# kolo-bench {}: {} ranks, {} warm-up + {} timed iterations, algorithm {}, transport tcp\n",
+               collective_name(args.collective), ctx.size(), args.warmup, args.iters, args.algorithm);
+    fmt::print("{}", header_lines("out-of-place"));
+    std::fflush(stdout);
+  }
+  double busbw_sum = 0;
+  int64_t wrong_total = 0;
+  auto sizes = sweep_sizes(args.min_bytes, args.max_bytes, args.factor, args.increment);
+  for (size_t bytes : sizes) {
+    ResultRow row = bench_case.run(bytes);
+    busbw_sum += row.busbw_gbs;
+    if (row.wrong > 0) wrong_total += row.wrong;
+    if (printer) {
+      fmt::print("{}", format_row(row));
+      std::fflush(stdout);
+    }
+  }
+  if (printer) fmt::print("{}", footer_line(sizes.empty() ? 0 : busbw_sum / sizes.size(), wrong_total));
+  return wrong_total == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kolo::bench
+
+int main(int argc, char** argv) {
+  using namespace kolo;
+  bench::BenchArgs args = bench::parse_bench_args(argc, argv);
+  try {
+    if (args.np > 0) return bench::run_launcher(args, argc, argv);
+    return bench::run_rank(args);
+  } catch (const Error& e) {
+    fmt::print(stderr, "kolo-bench: {}\n", e.status().ToString());
+    return e.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kolo-bench: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,56 @@
+// Small helpers shared by the algorithm files: request bookkeeping, chunking
+// and rank arithmetic.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "collectives/algorithms.h"
+
+namespace kolo::collectives::detail {
+
+using transport::Request;
+
+// Requests in flight, waited for together. Declare a RequestList after the
+// buffers its requests use: if an exception unwinds the algorithm, the
+// requests are destroyed (cancelled or finished by the transport) before
+// their buffers are freed.
+class RequestList {
+ public:
+  void add(std::unique_ptr<Request> request) { requests_.push_back(std::move(request)); }
+  void wait_all() {
+    for (auto& request : requests_) request->wait();
+    requests_.clear();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Request>> requests_;
+};
+
+// Uninitialized scratch memory; every byte is written before it is read.
+inline std::unique_ptr<std::byte[]> scratch_bytes(size_t bytes) {
+  return std::make_unique_for_overwrite<std::byte[]>(bytes);
+}
+
+inline size_t chunk_count(size_t length, size_t chunk) { return (length + chunk - 1) / chunk; }
+
+// Chunk `index` of `segment`, cut every `chunk` units from its start; the
+// sender and the receiver of a segment cut it identically, which matters
+// because a receive must match the size of its message exactly.
+inline ByteRange chunk_of(const ByteRange& segment, size_t chunk, size_t index) {
+  size_t begin = index * chunk;
+  return {segment.offset + begin, std::min(chunk, segment.length - begin)};
+}
+
+// r mod size for r in (-size, 2*size).
+inline int wrap_rank(int r, int size) { return ((r % size) + size) % size; }
+
+inline std::byte* at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
+inline const std::byte* at(const void* base, size_t offset) {
+  return static_cast<const std::byte*>(base) + offset;
+}
+
+}  // namespace kolo::collectives::detail

@@ -1,0 +1,138 @@
+#include "core/config.h"
+
+#include <fmt/format.h>
+
+#include "common/env.h"
+#include "common/error.h"
+#include "common/logging.h"
+
+namespace kolo {
+namespace {
+
+using std::chrono::milliseconds;
+
+int read_int(std::initializer_list<const char*> names, int fallback, int min_value) {
+  auto value = env::get_int(names);
+  if (!value) return fallback;
+  if (*value < min_value || *value > INT32_MAX)
+    throw InvalidArgument(fmt::format("environment variable {}={} must be >= {}", *names.begin(),
+                                      *value, min_value));
+  return static_cast<int>(*value);
+}
+
+size_t read_size(std::initializer_list<const char*> names, size_t fallback) {
+  auto text = env::get_string(names);
+  if (!text) return fallback;
+  auto bytes = env::parse_size(*text);
+  if (!bytes)
+    throw InvalidArgument(fmt::format("environment variable {}='{}' is not a size (e.g. 4096, 256K, 64M)",
+                                      *names.begin(), *text));
+  return *bytes;
+}
+
+milliseconds read_seconds(std::initializer_list<const char*> names, milliseconds fallback) {
+  auto value = env::get_double(names);
+  if (!value) return fallback;
+  if (*value <= 0)
+    throw InvalidArgument(fmt::format("environment variable {}={} must be a positive number of seconds",
+                                      *names.begin(), *value));
+  return milliseconds(static_cast<int64_t>(*value * 1000));
+}
+
+RankLayout read_layout() {
+  RankLayout l;
+  l.size = read_int({"KOLO_SIZE", "HOROVOD_SIZE"}, 1, 1);
+  l.rank = read_int({"KOLO_RANK", "HOROVOD_RANK"}, 0, 0);
+  l.local_size = read_int({"KOLO_LOCAL_SIZE", "HOROVOD_LOCAL_SIZE"}, l.size, 1);
+  l.local_rank = read_int({"KOLO_LOCAL_RANK", "HOROVOD_LOCAL_RANK"}, l.rank, 0);
+  l.cross_size = read_int({"KOLO_CROSS_SIZE", "HOROVOD_CROSS_SIZE"}, 1, 1);
+  l.cross_rank = read_int({"KOLO_CROSS_RANK", "HOROVOD_CROSS_RANK"}, 0, 0);
+  if (l.rank >= l.size)
+    throw InvalidArgument(fmt::format("KOLO_RANK={} must be below KOLO_SIZE={}", l.rank, l.size));
+  if (l.local_rank >= l.local_size)
+    throw InvalidArgument(fmt::format("KOLO_LOCAL_RANK={} must be below KOLO_LOCAL_SIZE={}",
+                                      l.local_rank, l.local_size));
+  if (l.cross_rank >= l.cross_size)
+    throw InvalidArgument(fmt::format("KOLO_CROSS_RANK={} must be below KOLO_CROSS_SIZE={}",
+                                      l.cross_rank, l.cross_size));
+  return l;
+}
+
+collectives::AllreduceAlgorithm read_allreduce_algorithm() {
+  auto name = env::get_string({"KOLO_ALLREDUCE_ALGORITHM"});
+  if (!name || *name == "auto") return collectives::AllreduceAlgorithm::kAuto;
+  if (*name == "recursive_doubling") return collectives::AllreduceAlgorithm::kRecursiveDoubling;
+  if (*name == "ring") return collectives::AllreduceAlgorithm::kRing;
+  throw InvalidArgument("KOLO_ALLREDUCE_ALGORITHM='" + *name +
+                        "' is not one of auto, recursive_doubling, ring");
+}
+
+collectives::BroadcastAlgorithm read_broadcast_algorithm() {
+  auto name = env::get_string({"KOLO_BROADCAST_ALGORITHM"});
+  if (!name || *name == "auto") return collectives::BroadcastAlgorithm::kAuto;
+  if (*name == "tree") return collectives::BroadcastAlgorithm::kTree;
+  if (*name == "pipelined") return collectives::BroadcastAlgorithm::kPipelined;
+  throw InvalidArgument("KOLO_BROADCAST_ALGORITHM='" + *name + "' is not one of auto, tree, pipelined");
+}
+
+}  // namespace
+
+Config Config::FromEnv() {
+  Config c;
+  c.layout = read_layout();
+
+  auto& rv = c.rendezvous;
+  rv.address = env::get_string({"KOLO_RENDEZVOUS_ADDR", "HOROVOD_GLOO_RENDEZVOUS_ADDR"}).value_or("");
+  rv.port = read_int({"KOLO_RENDEZVOUS_PORT", "HOROVOD_GLOO_RENDEZVOUS_PORT"}, 0, 0);
+  if (rv.port > 65535) throw InvalidArgument(fmt::format("KOLO_RENDEZVOUS_PORT={} is not a TCP port", rv.port));
+  rv.secret = env::get_string({"KOLO_SECRET"}).value_or("");
+  rv.prefix = env::get_string({"KOLO_RENDEZVOUS_PREFIX"}).value_or(rv.prefix);
+  rv.timeout = read_seconds({"KOLO_START_TIMEOUT", "HOROVOD_START_TIMEOUT"}, rv.timeout);
+  if (c.layout.size > 1 && (rv.address.empty() || rv.port == 0))
+    throw InvalidArgument(fmt::format(
+        "KOLO_SIZE={} needs a rendezvous server: set KOLO_RENDEZVOUS_ADDR and KOLO_RENDEZVOUS_PORT "
+        "(kolorun and kolo-bench -np set them for you)",
+        c.layout.size));
+  if (c.layout.size > 1 && rv.secret.empty())
+    throw InvalidArgument("KOLO_SECRET is not set: the rendezvous store requires the job's secret");
+
+  auto& tcp = c.tcp;
+  tcp.iface = env::get_string({"KOLO_IFACE", "HOROVOD_GLOO_IFACE"}).value_or("");
+  tcp.address = env::get_string({"KOLO_ADDRESS"}).value_or("");
+  tcp.route_hint = rv.address;
+  tcp.connect_timeout = rv.timeout;
+  tcp.op_timeout = read_seconds({"KOLO_TIMEOUT_SECONDS"}, tcp.op_timeout);
+  tcp.socket_buffer_bytes = read_size({"KOLO_SOCKET_BUFFER_BYTES"}, tcp.socket_buffer_bytes);
+
+  auto& co = c.collectives;
+  co.allreduce_algorithm = read_allreduce_algorithm();
+  co.allreduce_ring_threshold = read_size({"KOLO_ALLREDUCE_RING_THRESHOLD"}, co.allreduce_ring_threshold);
+  co.broadcast_algorithm = read_broadcast_algorithm();
+  co.broadcast_pipeline_threshold =
+      read_size({"KOLO_BROADCAST_PIPELINE_THRESHOLD"}, co.broadcast_pipeline_threshold);
+  co.broadcast_chunk_bytes = read_size({"KOLO_BROADCAST_CHUNK_BYTES"}, co.broadcast_chunk_bytes);
+  co.ring_chunk_bytes = read_size({"KOLO_RING_CHUNK_BYTES"}, co.ring_chunk_bytes);
+  if (co.broadcast_chunk_bytes == 0 || co.ring_chunk_bytes == 0)
+    throw InvalidArgument("KOLO_BROADCAST_CHUNK_BYTES and KOLO_RING_CHUNK_BYTES must be above 0");
+
+  KOLO_LOG_DEBUG("effective configuration:\n{}", c.Describe());
+  return c;
+}
+
+std::string Config::Describe() const {
+  return fmt::format(
+      "  rank={} size={} local_rank={} local_size={} cross_rank={} cross_size={}\n"
+      "  rendezvous={}:{} prefix={} start_timeout={}ms secret={}\n"
+      "  iface='{}' address='{}' op_timeout={}ms socket_buffer_bytes={}\n"
+      "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
+      "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={}",
+      layout.rank, layout.size, layout.local_rank, layout.local_size, layout.cross_rank,
+      layout.cross_size, rendezvous.address, rendezvous.port, rendezvous.prefix,
+      rendezvous.timeout.count(), rendezvous.secret.empty() ? "unset" : "set", tcp.iface,
+      tcp.address, tcp.op_timeout.count(), tcp.socket_buffer_bytes,
+      static_cast<int>(collectives.allreduce_algorithm), collectives.allreduce_ring_threshold,
+      static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
+      collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes);
+}
+
+}  // namespace kolo

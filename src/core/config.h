@@ -1,0 +1,49 @@
+// Config: every KOLO_* setting (with the HOROVOD_* names as aliases), parsed
+// and validated once by Config::FromEnv() and passed around as const Config&.
+// docs/config.md lists each variable with its default; keep the two in step.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "collectives/options.h"
+#include "transport/tcp/tcp_options.h"
+
+namespace kolo {
+
+// Where this process sits in the job, as the launcher describes it.
+struct RankLayout {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  int cross_rank = 0;
+  int cross_size = 1;
+};
+
+// How to reach the job's rendezvous store. An empty address means a
+// single-process job that needs no store.
+struct RendezvousConfig {
+  std::string address;
+  int port = 0;
+  std::string secret;
+  // Scopes this job's (or elastic round's) keys in the store.
+  std::string prefix = "kolo";
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+};
+
+struct Config {
+  RankLayout layout;
+  RendezvousConfig rendezvous;
+  transport::tcp::TcpOptions tcp;
+  collectives::CollectiveOptions collectives;
+
+  // Reads the environment; throws InvalidArgument naming the variable and
+  // the bad value (also for inconsistent combinations such as rank >= size).
+  static Config FromEnv();
+  // One line per setting, for debug logs and `--check-build`-style output.
+  std::string Describe() const;
+};
+
+}  // namespace kolo

@@ -1,0 +1,75 @@
+// Everything the TCP core keeps about one peer connection. Each field's
+// comment says who may touch it: the progress thread alone, the holder of
+// send_mutex, or the holder of TcpCore::mutex_.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "transport/tcp/matcher.h"
+#include "transport/tcp/outbox.h"
+#include "transport/tcp/socket.h"
+#include "transport/tcp/wire.h"
+
+namespace kolo::transport::tcp {
+
+// Where the body of the frame being read goes.
+enum class Sink {
+  kPosted,      // straight into a posted receive's buffer (no copy)
+  kUnexpected,  // into a fresh buffer; a later receive copies it out
+  kControl,     // ABORT / GOODBYE text
+  kDiscard,     // poisoned context, size mismatch: read and drop
+};
+
+// Receive state machine of one connection; progress thread only.
+struct FrameReader {
+  bool in_body = false;  // false: reading the header
+  FrameHeader header;
+  size_t header_got = 0;
+  Sink sink = Sink::kDiscard;
+  uint8_t* body = nullptr;  // destination for kPosted / kUnexpected / kControl
+  size_t body_got = 0;
+  uint64_t trailer = 0;
+  size_t trailer_got = 0;
+  OperationPtr op;           // kPosted: the receive being filled (busy)
+  UnexpectedMessage owned;   // kUnexpected / kControl: the buffer
+
+  bool mid_frame() const { return in_body || header_got > 0; }
+  void reset() { *this = FrameReader(); }
+};
+
+struct PeerLink {
+  int rank = -1;
+  std::string name;  // "rank 3 (host b)"
+  Fd fd;
+
+  // Sending side, guarded by send_mutex. Lock order: send_mutex, then
+  // TcpCore::mutex_ (never the other way round).
+  std::mutex send_mutex;
+  std::deque<OutFrame> outbox;   // front() is being written
+  bool want_writable = false;    // EPOLLOUT is registered for fd
+  bool send_failed = false;      // a write failed; nothing more goes out
+
+  // Receiving side: progress thread only.
+  FrameReader reader;
+
+  // Guarded by TcpCore::mutex_.
+  bool gone = false;          // EOF / error seen; fd no longer polled
+  std::string gone_reason;    // "connection closed by peer"
+  bool said_goodbye = false;  // its context was destroyed deliberately
+  // An unexpected DATA frame being read right now, so an irecv posted
+  // meanwhile can adopt it: the progress thread then copies what has arrived
+  // and reads the rest straight into the receive's buffer.
+  bool in_flight = false;
+  Tag in_flight_tag = 0;
+  uint64_t in_flight_length = 0;
+  OperationPtr adopter;
+  // Set together with `adopter`, read by the progress thread without the
+  // lock between reads to notice an adoption cheaply.
+  std::atomic<bool> adoption_pending{false};
+};
+
+}  // namespace kolo::transport::tcp

@@ -1,0 +1,331 @@
+// TcpCore's progress thread: reads frames from every peer socket, matches
+// them to posted receives, and finishes queued sends.
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/logging.h"
+#include "transport/tcp/tcp_core.h"
+
+namespace kolo::transport::tcp {
+
+namespace {
+constexpr uint64_t kWakeId = ~uint64_t{0};
+// Reads per readable event before moving to the next socket, so one busy
+// peer cannot starve the others (epoll is level-triggered; we come back).
+constexpr int kReadsPerEvent = 64;
+}  // namespace
+
+void TcpCore::progress_loop() {
+  // Nothing may escape this thread (std::terminate would take the whole
+  // job down without a word); a failure here poisons the context instead.
+  try {
+    poll_until_stopped();
+  } catch (const std::exception& e) {
+    std::string message = std::string("transport progress thread failed: ") + e.what();
+    poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
+    release_buffers_after_poison();
+  }
+}
+
+void TcpCore::poll_until_stopped() {
+  epoll_event events[64];
+  while (!stopping_.load()) {
+    int n = ::epoll_wait(epoll_fd_.get(), events, 64, 1000);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::string message = "transport progress thread failed: epoll_wait: " + errno_text(errno);
+      poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
+      release_buffers_after_poison();
+      return;
+    }
+    for (int i = 0; i < n; ++i) {
+      const uint64_t id = events[i].data.u64;
+      if (id == kWakeId) {
+        uint64_t count;
+        [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof(count));
+        continue;
+      }
+      PeerLink& link = *links_[id];
+      if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(link);
+      if (events[i].events & EPOLLOUT) on_writable(link);
+    }
+    if (poisoned_.load()) release_buffers_after_poison();
+  }
+}
+
+void TcpCore::on_readable(PeerLink& link) {
+  for (int i = 0; i < kReadsPerEvent; ++i)
+    if (!read_step(link)) return;
+}
+
+bool TcpCore::read_step(PeerLink& link) {
+  FrameReader& r = link.reader;
+  ssize_t n;
+  size_t body_left = 0;
+  if (!r.in_body) {
+    n = ::recv(link.fd.get(), reinterpret_cast<uint8_t*>(&r.header) + r.header_got,
+               sizeof(r.header) - r.header_got, 0);
+  } else {
+    if (r.sink == Sink::kUnexpected && link.adoption_pending.load(std::memory_order_acquire))
+      take_adoption(link);
+    body_left = r.header.length - r.body_got;
+    iovec iov[2];
+    int count = 0;
+    bool covers_body = true;
+    if (body_left > 0) {
+      if (r.sink == Sink::kDiscard) {
+        size_t chunk = std::min(body_left, discard_buffer_.size());
+        iov[count++] = {discard_buffer_.data(), chunk};
+        covers_body = chunk == body_left;
+      } else {
+        iov[count++] = {r.body + r.body_got, body_left};
+      }
+    }
+    // The trailer is read in the same call once the body is covered.
+    if (covers_body) iov[count++] = {reinterpret_cast<uint8_t*>(&r.trailer) + r.trailer_got,
+                                     sizeof(r.trailer) - r.trailer_got};
+    n = ::readv(link.fd.get(), iov, count);
+  }
+  if (n <= 0) {
+    if (n < 0 && errno == EINTR) return true;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    peer_failed(link, errno_text(n == 0 ? 0 : errno), r.mid_frame());
+    return false;
+  }
+  const size_t got = static_cast<size_t>(n);
+  if (!r.in_body) {
+    r.header_got += got;
+    if (r.header_got < sizeof(r.header)) return true;
+    if (!on_header(link)) return false;
+    // A zero-length body still has its trailer to read; fall through to it
+    // on the next step.
+    return true;
+  }
+  const size_t to_body = std::min(got, body_left);
+  r.body_got += to_body;
+  r.trailer_got += got - to_body;
+  if (r.body_got == r.header.length && r.trailer_got == sizeof(r.trailer)) on_frame_end(link);
+  return true;
+}
+
+bool TcpCore::on_header(PeerLink& link) {
+  FrameReader& r = link.reader;
+  const FrameHeader& h = r.header;
+  const bool control = h.kind == FrameKind::kAbort || h.kind == FrameKind::kGoodbye;
+  if (h.magic != FrameHeader::kMagic || (!control && h.kind != FrameKind::kData) ||
+      (control && h.length > kMaxControlBody)) {
+    peer_failed(link, fmt::format("protocol error: bad frame header (kind {}, length {})",
+                                  static_cast<uint32_t>(h.kind), h.length),
+                true);
+    return false;
+  }
+  r.in_body = true;
+  if (control) {
+    r.sink = Sink::kControl;
+  } else {
+    std::lock_guard lock(mutex_);
+    OperationPtr op = poison_ ? nullptr : matcher_.take_posted(link.rank, h.tag);
+    if (poison_) {
+      r.sink = Sink::kDiscard;
+    } else if (!op) {
+      r.sink = Sink::kUnexpected;
+      link.in_flight = true;
+      link.in_flight_tag = h.tag;
+      link.in_flight_length = h.length;
+    } else if (op->bytes != h.length) {
+      complete(*op, size_mismatch(*op, h.length));
+      r.sink = Sink::kDiscard;
+    } else {
+      op->posted = false;
+      op->busy = true;
+      r.op = std::move(op);
+      r.sink = Sink::kPosted;
+      r.body = static_cast<uint8_t*>(r.op->data);
+    }
+  }
+  if (r.sink == Sink::kUnexpected || r.sink == Sink::kControl) {
+    try {
+      // Not zero-filled: every byte is about to be overwritten by the socket.
+      r.owned.data = std::make_unique_for_overwrite<uint8_t[]>(h.length);
+    } catch (const std::bad_alloc&) {
+      peer_failed(link, fmt::format("cannot buffer an unexpected {}-byte message (tag {})", h.length, h.tag),
+                  true);
+      return false;
+    }
+    r.owned.size = h.length;
+    r.body = r.owned.data.get();
+  }
+  return true;
+}
+
+// An irecv matched the unexpected frame being read: copy what has arrived
+// into its buffer and read the rest there directly.
+void TcpCore::take_adoption(PeerLink& link) {
+  OperationPtr op;
+  {
+    std::lock_guard lock(mutex_);
+    op = std::move(link.adopter);
+    link.adopter.reset();
+    link.adoption_pending.store(false);
+    link.in_flight = false;
+  }
+  if (!op) return;
+  FrameReader& r = link.reader;
+  if (r.body_got) std::memcpy(op->data, r.owned.data.get(), r.body_got);
+  r.owned = UnexpectedMessage();
+  r.op = std::move(op);
+  r.sink = Sink::kPosted;
+  r.body = static_cast<uint8_t*>(r.op->data);
+}
+
+void TcpCore::on_frame_end(PeerLink& link) {
+  FrameReader r = std::move(link.reader);
+  link.reader.reset();
+  // A voided frame (see wire.h) is dropped; the ABORT behind it, or the
+  // peer's EOF, fails whatever was waiting for it.
+  const bool committed = r.trailer == kTrailerCommit;
+  switch (r.sink) {
+    case Sink::kPosted: {
+      std::lock_guard lock(mutex_);
+      if (committed) {
+        complete(*r.op, nullptr);
+      } else {
+        r.op->busy = false;
+        changed_.notify_all();
+      }
+      break;
+    }
+    case Sink::kUnexpected:
+      deliver_unexpected(link, r, committed);
+      break;
+    case Sink::kControl:
+      if (committed) on_control(link, r);
+      break;
+    case Sink::kDiscard:
+      break;
+  }
+}
+
+void TcpCore::deliver_unexpected(PeerLink& link, FrameReader& r, bool committed) {
+  OperationPtr target;
+  {
+    std::lock_guard lock(mutex_);
+    link.in_flight = false;
+    target = std::move(link.adopter);
+    link.adopter.reset();
+    link.adoption_pending.store(false);
+    if (!committed || poison_) {
+      // Voided: the adopter stays pending until the poison that follows.
+      if (target && poison_) complete(*target, poison_);
+      if (target && !poison_) target->busy = false;
+      changed_.notify_all();
+      return;
+    }
+    if (!target) {
+      target = matcher_.take_posted(link.rank, r.header.tag);
+      if (!target) {
+        matcher_.push_unexpected(link.rank, r.header.tag, std::move(r.owned));
+        return;
+      }
+      if (target->bytes != r.owned.size) {
+        complete(*target, size_mismatch(*target, r.owned.size));
+        return;
+      }
+      target->posted = false;
+      target->busy = true;
+    }
+  }
+  if (r.owned.size) std::memcpy(target->data, r.owned.data.get(), r.owned.size);
+  std::lock_guard lock(mutex_);
+  complete(*target, nullptr);
+}
+
+void TcpCore::on_control(PeerLink& link, FrameReader& r) {
+  std::string body(reinterpret_cast<const char*>(r.owned.data.get()), r.owned.size);
+  if (r.header.kind == FrameKind::kGoodbye) {
+    std::lock_guard lock(mutex_);
+    link.said_goodbye = true;
+    return;
+  }
+  // "<origin rank>\n<reason>": forwarded aborts keep the rank that started
+  // them, so every rank reports the root cause, not the nearest messenger.
+  int origin = link.rank;
+  std::string reason = body;
+  auto newline = body.find('\n');
+  if (newline != std::string::npos) {
+    try {
+      origin = std::stoi(body.substr(0, newline));
+    } catch (const std::exception&) {
+    }
+    reason = body.substr(newline + 1);
+  }
+  std::string message = fmt::format("rank {} aborted: {}", origin, reason);
+  poison(std::make_exception_ptr(AbortedError(message)), origin, reason, true);
+}
+
+void TcpCore::on_writable(PeerLink& link) {
+  int err = 0;
+  bool failed = false;
+  {
+    std::lock_guard send_lock(link.send_mutex);
+    while (!link.outbox.empty()) {
+      OutFrame& frame = link.outbox.front();
+      WriteStatus status = write_frame(link.fd.get(), frame, &err);
+      if (status == WriteStatus::kWouldBlock) break;
+      if (status == WriteStatus::kFailed) {
+        link.send_failed = true;
+        failed = true;
+        break;
+      }
+      if (frame.op) {
+        // Completed under send_mutex, so poison() never sees a popped but
+        // still-busy operation.
+        std::lock_guard lock(mutex_);
+        complete(*frame.op, nullptr);
+      }
+      link.outbox.pop_front();
+    }
+    if ((link.outbox.empty() || failed) && link.want_writable) {
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;
+      ev.data.u64 = static_cast<uint64_t>(link.rank);
+      ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, link.fd.get(), &ev);
+      link.want_writable = false;
+    }
+  }
+  if (failed) peer_failed(link, errno_text(err), true);
+}
+
+// After a poison, waiters may return only once we stop writing into their
+// buffers; the rest of any frame being read is dropped.
+void TcpCore::release_buffers_after_poison() {
+  for (auto& link : links_) {
+    if (!link) continue;
+    FrameReader& r = link->reader;
+    std::lock_guard lock(mutex_);
+    if (r.sink == Sink::kPosted && r.op) {
+      complete(*r.op, poison_);
+      r.op.reset();
+      r.sink = Sink::kDiscard;
+      r.body = nullptr;
+    }
+    if (link->adopter) {
+      complete(*link->adopter, poison_);
+      link->adopter.reset();
+      link->adoption_pending.store(false);
+    }
+    changed_.notify_all();
+  }
+}
+
+}  // namespace kolo::transport::tcp

@@ -1,0 +1,65 @@
+// Thin POSIX socket helpers for the TCP transport: an owning fd, the socket
+// options every data connection gets, and deadline-bounded blocking I/O for
+// the mesh bootstrap. The data path itself (tcp_core.cc) uses non-blocking
+// sockets driven by epoll and only borrows Fd and set_data_socket_options().
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kolo::transport::tcp {
+
+using Clock = std::chrono::steady_clock;
+
+// Owns one file descriptor; closes it on destruction. Move-only.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release();
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// "connection reset by peer (errno 104)": for error messages.
+std::string errno_text(int err);
+
+void set_nonblocking(int fd, bool on);
+// TCP_NODELAY (collectives send many small messages whose latency matters
+// more than segment count), keepalive (detects a vanished host on an idle
+// connection), and the socket buffer sizes from TcpOptions.
+void set_data_socket_options(int fd, size_t buffer_bytes);
+// Buffer sizes must be set before listen()/connect() so the TCP window scale
+// is negotiated for them; see the .cc for why we may leave them alone.
+void set_socket_buffers(int fd, size_t buffer_bytes);
+
+// Listens on `ipv4`, port chosen by the kernel. Returns the socket and port.
+Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, int* port);
+
+// One connection attempt to ipv4:port that gives up at `deadline`. Returns an
+// invalid Fd and sets *err on failure (the caller retries with backoff).
+Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, Clock::time_point deadline,
+               int* err);
+
+// Waits for a connection on `listener` until `deadline`; invalid Fd on timeout.
+Fd accept_until(int listener, Clock::time_point deadline);
+
+// Blocking exact reads/writes on a non-blocking socket, bounded by
+// `deadline`. Return false on timeout, EOF or error (*err says which:
+// ETIMEDOUT, 0 for EOF, else errno).
+bool write_all_until(int fd, const void* data, size_t bytes, Clock::time_point deadline, int* err);
+bool read_all_until(int fd, void* data, size_t bytes, Clock::time_point deadline, int* err);
+
+}  // namespace kolo::transport::tcp

@@ -1,0 +1,122 @@
+// TcpCore: the engine behind a TCP Context. Owns the peer sockets and one
+// progress thread; Requests share ownership, so one that outlives its
+// Context still finishes safely (with an error).
+//
+// Threads:
+// - Callers post sends and receives from any thread. A send is written
+//   right away from the caller's thread when its peer's outbox is empty
+//   (small messages then complete without a thread hop); whatever the socket
+//   does not take is queued, and the progress thread finishes it on EPOLLOUT.
+//   Sends therefore progress while the caller waits on something else, and
+//   two ranks sending big messages to each other cannot deadlock.
+// - The progress thread (progress.cc) polls every peer socket with epoll and
+//   always drains incoming data: a frame body goes straight into the posted
+//   receive's buffer, or into an unexpected-message buffer if none is posted.
+//
+// Failure (the Context contract): the first error - a peer lost, an ABORT
+// from a peer, abort(), or a wait that timed out - poisons the core. Every
+// pending and later operation fails with that root cause, and an ABORT frame
+// carrying it goes to every reachable peer.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/tcp/bootstrap.h"
+#include "transport/tcp/matcher.h"
+#include "transport/tcp/peer_link.h"
+#include "transport/tcp/tcp_options.h"
+
+namespace kolo::transport::tcp {
+
+class TcpCore {
+ public:
+  TcpCore(int rank, int size, MeshSockets mesh, const TcpOptions& options);
+  ~TcpCore();
+  TcpCore(const TcpCore&) = delete;
+  TcpCore& operator=(const TcpCore&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const std::string& peer_name(int rank) const { return names_.at(rank); }
+
+  OperationPtr post_send(int peer, Tag tag, const void* data, size_t bytes);
+  OperationPtr post_recv(int peer, Tag tag, void* data, size_t bytes);
+  // Blocks until `op` finishes; throws its error. A wait past op_timeout
+  // poisons the core with a TimeoutError naming the peer, tag and size.
+  void wait(Operation& op);
+  bool test(Operation& op);
+  // For a Request dropped unfinished: cancels a posted receive, else waits.
+  void release(Operation& op) noexcept;
+
+  // Poisons with AbortedError(reason) and tells the peers.
+  void abort(const std::string& reason);
+  // Clean close (Context destructor): fails local operations, says goodbye
+  // to the peers, stops the progress thread, closes the sockets.
+  void shutdown() noexcept;
+
+ private:
+  // --- tcp_core.cc: operations and failure ---
+  // Marks op finished (keeping an earlier error) and wakes waiters; needs mutex_.
+  void complete(Operation& op, std::exception_ptr error);
+  bool try_adopt(PeerLink& link, const OperationPtr& recv);  // needs mutex_
+  std::exception_ptr size_mismatch(const Operation& recv, uint64_t length) const;
+  void send_to_self(const OperationPtr& op);
+  // Fails everything with `error`; tell_peers sends ABORT "<origin>\n<reason>".
+  void poison(std::exception_ptr error, int origin, const std::string& reason, bool tell_peers);
+  void peer_failed(PeerLink& link, const std::string& reason, bool mid_frame);
+  std::string pending_description(int peer) const;  // needs mutex_
+  // Needs link.send_mutex. Queues `frame`; when nothing is ahead of it,
+  // writes what the socket takes at once (small messages, ABORT and GOODBYE
+  // then need no thread hop). kComplete: sent and dequeued. kWouldBlock: the
+  // progress thread finishes it. kFailed: send_failed is set, *err says why.
+  WriteStatus queue_frame(PeerLink& link, OutFrame frame, int* err);
+  void enable_writable(PeerLink& link);  // needs link.send_mutex
+  void wake_progress();
+
+  // --- progress.cc: the progress thread ---
+  void progress_loop();
+  void poll_until_stopped();
+  void on_readable(PeerLink& link);
+  void on_writable(PeerLink& link);
+  // Reads one step of the frame; false when the socket would block or failed.
+  bool read_step(PeerLink& link);
+  bool on_header(PeerLink& link);
+  void on_frame_end(PeerLink& link);
+  void deliver_unexpected(PeerLink& link, FrameReader& reader, bool committed);
+  void take_adoption(PeerLink& link);
+  void on_control(PeerLink& link, FrameReader& reader);
+  void release_buffers_after_poison();
+  void stop_polling(PeerLink& link);
+
+  const int rank_;
+  const int size_;
+  const TcpOptions options_;
+  const std::vector<std::string> names_;  // peer_name() of every rank
+  std::vector<std::unique_ptr<PeerLink>> links_;  // [rank]; null at our rank
+
+  Fd epoll_fd_;
+  Fd wake_fd_;  // eventfd: poison and shutdown wake the progress thread
+  std::thread progress_;
+  std::atomic<bool> stopping_{false};
+  std::vector<uint8_t> discard_buffer_;  // progress thread only
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // an operation finished; waits on mutex_
+  Matcher matcher_;                                    // guarded by mutex_
+  // Operations not yet finished, so poison() can fail them wherever they are
+  // (posted, queued, being filled, or voided mid-frame and held by nobody).
+  std::unordered_map<const Operation*, OperationPtr> pending_;  // guarded by mutex_
+  std::exception_ptr poison_;                          // guarded by mutex_
+  std::atomic<bool> poisoned_{false};                  // mirrors poison_ != nullptr
+  bool closed_ = false;                                // guarded by mutex_
+};
+
+}  // namespace kolo::transport::tcp

@@ -1,0 +1,110 @@
+// Real processes over TCP: a rank that dies (SIGKILL) or stops answering
+// (SIGSTOP) mid-allreduce must make every other rank fail with an error that
+// names it, within the configured timeout — never hang.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "rendezvous/store_auth.h"
+#include "rendezvous/tcp_store_server.h"
+#include "support/child_process.h"
+
+namespace kolo {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChildProcess;
+
+class PeerFailureTest : public ::testing::Test {
+ protected:
+  void start_ranks(int size, const std::string& op_timeout_seconds,
+                   const std::map<std::string, std::string>& extra = {}) {
+    secret_ = rendezvous::generate_secret();
+    rendezvous::TcpStoreServerOptions options;
+    options.bind_address = "127.0.0.1";
+    options.secret = secret_;
+    server_ = std::make_unique<rendezvous::TcpStoreServer>(options);
+    for (int r = 0; r < size; ++r) {
+      std::map<std::string, std::string> env = {
+          {"KOLO_RANK", std::to_string(r)},
+          {"KOLO_SIZE", std::to_string(size)},
+          {"KOLO_RENDEZVOUS_ADDR", "127.0.0.1"},
+          {"KOLO_RENDEZVOUS_PORT", std::to_string(server_->port())},
+          {"KOLO_SECRET", secret_},
+          {"KOLO_TIMEOUT_SECONDS", op_timeout_seconds},
+          {"KOLO_START_TIMEOUT", "30"},
+          {"KOLO_TEST_COUNT", "262144"},
+      };
+      for (const auto& [k, v] : extra) env[k] = v;
+      std::string prefix = ::testing::TempDir() + "/peer_failure_" + std::to_string(::getpid()) +
+                           "_rank" + std::to_string(r);
+      ranks_.push_back(std::make_unique<ChildProcess>(
+          std::vector<std::string>{KOLO_BIN_DIR "/collective_worker"}, env, prefix));
+    }
+  }
+
+  // Waits until every rank has completed a few allreduces, so the failure
+  // hits an operation in flight rather than the set-up.
+  void wait_until_running() {
+    auto deadline = std::chrono::steady_clock::now() + 30s;
+    for (auto& rank : ranks_) {
+      while (rank->stdout_text().find("iteration 3 ok") == std::string::npos) {
+        ASSERT_TRUE(rank->running()) << "rank exited early: " << rank->stderr_text();
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "ranks never started working";
+        std::this_thread::sleep_for(20ms);
+      }
+    }
+  }
+
+  void expect_survivors_fail(int victim, std::chrono::milliseconds limit, const std::string& must_mention) {
+    auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      if (r == victim) continue;
+      auto status = ranks_[r]->wait_for(limit);
+      ASSERT_TRUE(status.has_value()) << "rank " << r << " still running " << limit.count()
+                                      << " ms after rank " << victim << " failed";
+      EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3)
+          << "rank " << r << " wait status " << *status << "\n" << ranks_[r]->stderr_text();
+      std::string err = ranks_[r]->stderr_text();
+      EXPECT_NE(err.find(must_mention), std::string::npos)
+          << "rank " << r << "'s error does not name the failed rank:\n" << err;
+    }
+    auto took = std::chrono::steady_clock::now() - start;
+    RecordProperty("survivors_failed_ms",
+                   static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  }
+
+  std::string secret_;
+  std::unique_ptr<rendezvous::TcpStoreServer> server_;
+  std::vector<std::unique_ptr<ChildProcess>> ranks_;
+};
+
+TEST_F(PeerFailureTest, KilledRankFailsEverySurvivorNamingIt) {
+  start_ranks(4, "20");
+  wait_until_running();
+  ranks_[2]->signal(SIGKILL);
+  // A lost connection is noticed at once; well inside the 20 s op timeout.
+  expect_survivors_fail(2, 10s, "rank 2");
+}
+
+TEST_F(PeerFailureTest, StoppedRankFailsEverySurvivorWithinTheTimeout) {
+  start_ranks(3, "3");
+  wait_until_running();
+  ranks_[1]->signal(SIGSTOP);
+  // Op timeout 3 s; allow time for the abort to spread, never a hang.
+  expect_survivors_fail(1, 15s, "rank 1");
+  ranks_[1]->signal(SIGKILL);
+}
+
+TEST_F(PeerFailureTest, HealthyRanksFinish) {
+  start_ranks(3, "20", {{"KOLO_TEST_ITERATIONS", "5"}});
+  for (auto& rank : ranks_) {
+    auto status = rank->wait_for(30s);
+    ASSERT_TRUE(status.has_value()) << "rank still running after 30 s";
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << rank->stderr_text();
+    EXPECT_NE(rank->stdout_text().find("iteration 5 ok"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kolo
