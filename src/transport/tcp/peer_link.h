@@ -52,9 +52,15 @@ struct PeerLink {
   std::deque<OutFrame> outbox;   // front() is being written
   bool want_writable = false;    // EPOLLOUT is registered for fd
   bool send_failed = false;      // a write failed; nothing more goes out
+  // When the last frame was queued: a link idle since heartbeat_interval()
+  // gets a heartbeat.
+  Clock::time_point last_queued = Clock::now();
 
   // Receiving side: progress thread only.
   FrameReader reader;
+  // When bytes last arrived from this peer; silence past peer_timeout means
+  // it is lost even though the connection is open.
+  Clock::time_point last_received = Clock::now();
 
   // Guarded by TcpCore::mutex_.
   bool gone = false;          // EOF / error seen; fd no longer polled

@@ -39,8 +39,14 @@ void TcpCore::progress_loop() {
 
 void TcpCore::poll_until_stopped() {
   epoll_event events[64];
+  const auto interval = options_.heartbeat_interval();
+  // Liveness is checked a few times per heartbeat interval, so a heartbeat
+  // is never much later than due and a silent peer is caught soon after
+  // peer_timeout, while a busy loop reads the clock only once per wake-up.
+  const auto check_every = std::max<std::chrono::milliseconds>(interval / 4, std::chrono::milliseconds(1));
+  auto next_check = Clock::now() + check_every;
   while (!stopping_.load()) {
-    int n = ::epoll_wait(epoll_fd_.get(), events, 64, 1000);
+    int n = ::epoll_wait(epoll_fd_.get(), events, 64, static_cast<int>(check_every.count()));
     if (n < 0) {
       if (errno == EINTR) continue;
       std::string message = "transport progress thread failed: epoll_wait: " + errno_text(errno);
@@ -60,6 +66,39 @@ void TcpCore::poll_until_stopped() {
       if (events[i].events & EPOLLOUT) on_writable(link);
     }
     if (poisoned_.load()) release_buffers_after_poison();
+    const auto now = Clock::now();
+    if (now >= next_check) {
+      keep_alive(now);
+      next_check = now + check_every;
+    }
+  }
+}
+
+void TcpCore::keep_alive(Clock::time_point now) {
+  // Once poisoned, every peer has been (or is being) told; nothing to keep.
+  if (poisoned_.load()) return;
+  const auto interval = options_.heartbeat_interval();
+  for (auto& link : links_) {
+    if (!link) continue;
+    {
+      std::lock_guard lock(mutex_);
+      if (link->gone || link->said_goodbye) continue;
+    }
+    const auto silence = std::chrono::duration_cast<std::chrono::milliseconds>(now - link->last_received);
+    if (silence > options_.peer_timeout) {
+      peer_silent(*link, silence);  // poisons, which tells the other peers
+      return;
+    }
+    int err = 0;
+    bool failed = false;
+    {
+      std::lock_guard send_lock(link->send_mutex);
+      // Only on an empty outbox: the heartbeat then goes out whole, never
+      // between the bytes of another frame, and a busy link needs none.
+      if (!link->send_failed && link->outbox.empty() && now - link->last_queued >= interval)
+        failed = queue_frame(*link, control_frame(FrameKind::kHeartbeat, ""), &err) == WriteStatus::kFailed;
+    }
+    if (failed) peer_failed(*link, errno_text(err), false);
   }
 }
 
@@ -102,6 +141,7 @@ bool TcpCore::read_step(PeerLink& link) {
     peer_failed(link, errno_text(n == 0 ? 0 : errno), r.mid_frame());
     return false;
   }
+  link.last_received = Clock::now();
   const size_t got = static_cast<size_t>(n);
   if (!r.in_body) {
     r.header_got += got;
@@ -121,7 +161,8 @@ bool TcpCore::read_step(PeerLink& link) {
 bool TcpCore::on_header(PeerLink& link) {
   FrameReader& r = link.reader;
   const FrameHeader& h = r.header;
-  const bool control = h.kind == FrameKind::kAbort || h.kind == FrameKind::kGoodbye;
+  const bool control =
+      h.kind == FrameKind::kAbort || h.kind == FrameKind::kGoodbye || h.kind == FrameKind::kHeartbeat;
   if (h.magic != FrameHeader::kMagic || (!control && h.kind != FrameKind::kData) ||
       (control && h.length > kMaxControlBody)) {
     peer_failed(link, fmt::format("protocol error: bad frame header (kind {}, length {})",
@@ -251,6 +292,7 @@ void TcpCore::deliver_unexpected(PeerLink& link, FrameReader& r, bool committed)
 }
 
 void TcpCore::on_control(PeerLink& link, FrameReader& r) {
+  if (r.header.kind == FrameKind::kHeartbeat) return;  // its arrival was the message
   std::string body(reinterpret_cast<const char*>(r.owned.data.get()), r.owned.size);
   if (r.header.kind == FrameKind::kGoodbye) {
     std::lock_guard lock(mutex_);

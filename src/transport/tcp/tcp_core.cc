@@ -152,6 +152,7 @@ WriteStatus TcpCore::queue_frame(PeerLink& link, OutFrame frame, int* err) {
   // Queued even on a failed link: poison() then lets go of its operation
   // like any other, so no path leaves an operation busy.
   link.outbox.push_back(std::move(frame));
+  link.last_queued = Clock::now();
   if (link.send_failed) return WriteStatus::kFailed;
   if (link.outbox.size() == 1) {
     WriteStatus status = write_frame(link.fd.get(), link.outbox.front(), err);
@@ -308,17 +309,32 @@ void TcpCore::abort(const std::string& reason) {
 
 std::string TcpCore::pending_description(int peer) const {
   for (const auto& [ptr, op] : pending_)
-    if (op->peer == peer) return fmt::format(" (pending {} tag {}, {} bytes)", verb(*op), op->tag, op->bytes);
+    if (op->peer == peer && !op->done)  // a finished send the caller has not waited for yet owes nothing
+      return fmt::format(" (pending {} tag {}, {} bytes)", verb(*op), op->tag, op->bytes);
   return "";
 }
 
 void TcpCore::peer_failed(PeerLink& link, const std::string& reason, bool mid_frame) {
+  lose_peer(link, "lost: " + (reason.empty() ? std::string("connection failed") : reason), mid_frame);
+}
+
+void TcpCore::peer_silent(PeerLink& link, std::chrono::milliseconds silence) {
+  lose_peer(link,
+            fmt::format("stopped answering: nothing received for {:.1f} s",
+                        static_cast<double>(silence.count()) / 1000.0),
+            true);
+}
+
+void TcpCore::lose_peer(PeerLink& link, const std::string& what, bool mid_frame) {
   std::string message;
   {
+    // Under the send lock no send to this peer sits between its last write
+    // and its completion, so "pending" below means bytes that never left.
+    std::lock_guard send_lock(link.send_mutex);
     std::lock_guard lock(mutex_);
     if (!link.gone) {
       link.gone = true;
-      link.gone_reason = reason.empty() ? "connection failed" : reason;
+      link.gone_reason = what;
     }
     bool waited_on = mid_frame || !pending_description(link.rank).empty();
     // A peer that said goodbye and owes us nothing left cleanly.
@@ -327,7 +343,7 @@ void TcpCore::peer_failed(PeerLink& link, const std::string& reason, bool mid_fr
       stop_polling(link);
       return;
     }
-    message = fmt::format("{} lost: {}{}", link.name, link.gone_reason, pending_description(link.rank));
+    message = fmt::format("{} {}{}", link.name, link.gone_reason, pending_description(link.rank));
   }
   stop_polling(link);
   poison(std::make_exception_ptr(PeerLostError(message)), rank_, message, true);

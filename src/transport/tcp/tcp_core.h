@@ -71,7 +71,13 @@ class TcpCore {
   void send_to_self(const OperationPtr& op);
   // Fails everything with `error`; tell_peers sends ABORT "<origin>\n<reason>".
   void poison(std::exception_ptr error, int origin, const std::string& reason, bool tell_peers);
+  // The peer is gone (EOF, reset, protocol error): "rank R (host h) lost: <reason>".
   void peer_failed(PeerLink& link, const std::string& reason, bool mid_frame);
+  // Nothing arrived from the peer for longer than peer_timeout.
+  void peer_silent(PeerLink& link, std::chrono::milliseconds silence);
+  // Marks the link gone and poisons with PeerLostError("<name> <what>"),
+  // unless the peer had said goodbye and nothing waits on it.
+  void lose_peer(PeerLink& link, const std::string& what, bool mid_frame);
   std::string pending_description(int peer) const;  // needs mutex_
   // Needs link.send_mutex. Queues `frame`; when nothing is ahead of it,
   // writes what the socket takes at once (small messages, ABORT and GOODBYE
@@ -95,6 +101,9 @@ class TcpCore {
   void on_control(PeerLink& link, FrameReader& reader);
   void release_buffers_after_poison();
   void stop_polling(PeerLink& link);
+  // Liveness (see TcpOptions::peer_timeout): sends a heartbeat on every idle
+  // connection and declares lost any peer silent for too long.
+  void keep_alive(Clock::time_point now);
 
   const int rank_;
   const int size_;

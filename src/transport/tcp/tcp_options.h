@@ -1,6 +1,7 @@
 // Settings of the TCP transport; filled by Config::FromEnv (see docs/config.md).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -23,9 +24,24 @@ struct TcpOptions {
   // Longest wait for any single send or receive before it fails naming the
   // peer (KOLO_TIMEOUT_SECONDS).
   std::chrono::milliseconds op_timeout{std::chrono::seconds(300)};
+  // A peer from which nothing (data or heartbeat) has arrived for this long
+  // is declared lost, even though its connection is still open: a stopped
+  // or wedged process, or a host gone without a FIN
+  // (KOLO_PEER_TIMEOUT_SECONDS). Each rank sends a heartbeat on any
+  // connection idle for heartbeat_interval(), so a live peer is never silent
+  // that long; keep it well below op_timeout so the rank that stopped is the
+  // one blamed, not a healthy rank that waits on it.
+  std::chrono::milliseconds peer_timeout{std::chrono::seconds(30)};
   // SO_SNDBUF / SO_RCVBUF requested for data connections
   // (KOLO_SOCKET_BUFFER_BYTES); 0 leaves the kernel's autotuning alone.
   size_t socket_buffer_bytes = 4u << 20;
+
+  // Six heartbeats per peer timeout (a few may be late on a loaded host),
+  // but at least one a second: the cost is a 32-byte frame per idle second.
+  std::chrono::milliseconds heartbeat_interval() const {
+    auto interval = std::min<std::chrono::milliseconds>(peer_timeout / 6, std::chrono::seconds(1));
+    return std::max<std::chrono::milliseconds>(interval, std::chrono::milliseconds(1));
+  }
 };
 
 }  // namespace kolo::transport::tcp

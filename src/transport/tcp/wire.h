@@ -22,6 +22,9 @@ enum class FrameKind : uint32_t {
   kData = 1,     // a message for the receive posted with `tag`
   kAbort = 2,    // body: "<origin rank>\n<reason>"; the sender is poisoned
   kGoodbye = 3,  // the sender's context is being destroyed cleanly
+  // Empty body; sent on a connection that has carried nothing for a while,
+  // so the receiver can tell a quiet peer from a stopped one (peer_timeout).
+  kHeartbeat = 4,
 };
 
 struct FrameHeader {

@@ -27,6 +27,8 @@ struct StoreKind {
   const char* name;
   Harness (*make)();
 };
+// Keeps ctest's test names readable (gtest would print the struct's bytes).
+void PrintTo(const StoreKind& kind, std::ostream* os) { *os << kind.name; }
 
 Harness make_tcp() {
   auto server = std::make_shared<TcpStoreServer>(testing::server_options());
