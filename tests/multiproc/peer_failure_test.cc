@@ -84,16 +84,29 @@ TEST_F(PeerFailureTest, KilledRankFailsEverySurvivorNamingIt) {
   wait_until_running();
   ranks_[2]->signal(SIGKILL);
   // A lost connection is noticed at once; well inside the 20 s op timeout.
-  expect_survivors_fail(2, 10s, "rank 2");
+  expect_survivors_fail(2, 10s, "rank 2 (host");
 }
 
 TEST_F(PeerFailureTest, StoppedRankFailsEverySurvivorWithinTheTimeout) {
-  start_ranks(3, "3");
+  // Heartbeats stop with the process: after 2 s of silence every rank that
+  // hears nothing from rank 1 names it, long before the 60 s op timeout
+  // could blame whichever healthy peer a survivor happened to wait on.
+  start_ranks(3, "60", {{"KOLO_PEER_TIMEOUT_SECONDS", "2"}});
   wait_until_running();
   ranks_[1]->signal(SIGSTOP);
-  // Op timeout 3 s; allow time for the abort to spread, never a hang.
-  expect_survivors_fail(1, 15s, "rank 1");
+  expect_survivors_fail(1, 15s, "rank 1 (host");
   ranks_[1]->signal(SIGKILL);
+}
+
+TEST_F(PeerFailureTest, WorkerWithTheWrongSecretIsRejectedWithAClearMessage) {
+  start_ranks(2, "20", {{"KOLO_SECRET", "not-the-job-secret"}, {"KOLO_TEST_ITERATIONS", "1"}});
+  for (auto& rank : ranks_) {
+    auto status = rank->wait_for(30s);
+    ASSERT_TRUE(status.has_value()) << "rank with a wrong secret still running after 30 s";
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3) << rank->stderr_text();
+    EXPECT_NE(rank->stderr_text().find("rejected our credentials"), std::string::npos)
+        << rank->stderr_text();
+  }
 }
 
 TEST_F(PeerFailureTest, HealthyRanksFinish) {

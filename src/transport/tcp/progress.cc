@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -23,6 +24,9 @@ constexpr uint64_t kWakeId = ~uint64_t{0};
 // Reads per readable event before moving to the next socket, so one busy
 // peer cannot starve the others (epoll is level-triggered; we come back).
 constexpr int kReadsPerEvent = 64;
+// While callers wait (and drive the loop), the progress thread naps this
+// long between checks; it takes over kHandBack after the last wait ended.
+constexpr auto kParkSlice = std::chrono::microseconds(500);
 }  // namespace
 
 void TcpCore::progress_loop() {
@@ -33,44 +37,68 @@ void TcpCore::progress_loop() {
   } catch (const std::exception& e) {
     std::string message = std::string("transport progress thread failed: ") + e.what();
     poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
+    std::lock_guard poll(poll_mutex_);
     release_buffers_after_poison();
   }
 }
 
+std::chrono::milliseconds TcpCore::keep_alive_period() const {
+  // A few checks per heartbeat interval, so a heartbeat is never much later
+  // than due and a silent peer is caught soon after peer_timeout, while a
+  // busy loop reads the clock only once per wake-up.
+  return std::max<std::chrono::milliseconds>(options_.heartbeat_interval() / 4, std::chrono::milliseconds(1));
+}
+
+bool TcpCore::callers_driving() const {
+  if (waiters_.load() > 0) return true;
+  const auto last = Clock::time_point(Clock::duration(last_wait_end_.load()));
+  return Clock::now() - last < kHandBack;
+}
+
 void TcpCore::poll_until_stopped() {
-  epoll_event events[64];
-  const auto interval = options_.heartbeat_interval();
-  // Liveness is checked a few times per heartbeat interval, so a heartbeat
-  // is never much later than due and a silent peer is caught soon after
-  // peer_timeout, while a busy loop reads the clock only once per wake-up.
-  const auto check_every = std::max<std::chrono::milliseconds>(interval / 4, std::chrono::milliseconds(1));
-  auto next_check = Clock::now() + check_every;
+  const int timeout_ms = static_cast<int>(keep_alive_period().count());
   while (!stopping_.load()) {
-    int n = ::epoll_wait(epoll_fd_.get(), events, 64, static_cast<int>(check_every.count()));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::string message = "transport progress thread failed: epoll_wait: " + errno_text(errno);
-      poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
-      release_buffers_after_poison();
-      return;
+    // Out of the way of a waiting caller that polls for itself: a second
+    // thread in epoll_wait would be woken by the same bytes for nothing,
+    // which costs a context switch per message on a busy host.
+    if (callers_driving()) {
+      std::this_thread::sleep_for(kParkSlice);
+      continue;
     }
-    for (int i = 0; i < n; ++i) {
-      const uint64_t id = events[i].data.u64;
-      if (id == kWakeId) {
-        uint64_t count;
-        [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof(count));
-        continue;
-      }
-      PeerLink& link = *links_[id];
-      if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(link);
-      if (events[i].events & EPOLLOUT) on_writable(link);
+    std::unique_lock poll(poll_mutex_, std::try_to_lock);
+    if (!poll.owns_lock()) {
+      std::this_thread::sleep_for(kParkSlice);
+      continue;
     }
-    if (poisoned_.load()) release_buffers_after_poison();
-    const auto now = Clock::now();
-    if (now >= next_check) {
-      keep_alive(now);
-      next_check = now + check_every;
+    poll_once(timeout_ms);
+  }
+}
+
+void TcpCore::poll_once(int timeout_ms) {
+  epoll_event events[64];
+  int n = ::epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
+  if (n < 0) {
+    if (errno == EINTR) return;
+    throw IoError("epoll_wait: " + errno_text(errno));
+  }
+  // Level-triggered, non-blocking sockets: an event another poller already
+  // handled just reads EAGAIN, so stale events are harmless.
+  for (int i = 0; i < n; ++i) {
+    const uint64_t id = events[i].data.u64;
+    if (id == kWakeId) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof(count));
+      continue;
     }
+    PeerLink& link = *links_[id];
+    if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(link);
+    if (events[i].events & EPOLLOUT) on_writable(link);
+  }
+  if (poisoned_.load()) release_buffers_after_poison();
+  const auto now = Clock::now();
+  if (now >= next_keep_alive_) {
+    keep_alive(now);
+    next_keep_alive_ = now + keep_alive_period();
   }
 }
 

@@ -19,9 +19,6 @@ namespace kolo::transport::tcp {
 namespace {
 
 constexpr uint64_t kWakeId = ~uint64_t{0};
-// How long a wait allows the transport to let go of a failed operation's
-// buffer; it only takes one non-blocking read, so running out is a bug.
-constexpr auto kReleaseGrace = std::chrono::seconds(10);
 // How long a destroyed context tries to deliver its GOODBYE frames.
 constexpr auto kGoodbyeGrace = std::chrono::seconds(2);
 
@@ -86,6 +83,9 @@ void TcpCore::complete(Operation& op, std::exception_ptr error) {
   op.posted = false;
   pending_.erase(&op);
   changed_.notify_all();
+  // A caller sleeping in epoll_wait (wait.cc) hears only sockets and the
+  // eventfd; completions made by any other thread must knock.
+  if (driver_sleeping_ && std::this_thread::get_id() != driver_) wake_progress();
 }
 
 std::exception_ptr TcpCore::size_mismatch(const Operation& recv, uint64_t length) const {
@@ -256,51 +256,6 @@ OperationPtr TcpCore::post_recv(int peer, Tag tag, void* data, size_t bytes) {
     complete(*op, nullptr);
   }
   return op;
-}
-
-void TcpCore::wait(Operation& op) {
-  std::unique_lock lock(mutex_);
-  auto deadline = Clock::now() + options_.op_timeout;
-  bool timed_out = false;
-  while (!op.finished()) {
-    if (changed_.wait_until(lock, deadline) != std::cv_status::timeout || op.finished()) continue;
-    KOLO_CHECK_MSG(!timed_out, "transport kept the buffer of a failed {} (tag {}) for {} s",
-                   verb(op), op.tag, kReleaseGrace.count());
-    timed_out = true;
-    if (!op.done) {
-      std::string message = fmt::format("timed out after {} s waiting for {} ({} tag {}, {} bytes)",
-                                        static_cast<double>(options_.op_timeout.count()) / 1000.0,
-                                        names_[op.peer], verb(op), op.tag, op.bytes);
-      lock.unlock();
-      poison(std::make_exception_ptr(TimeoutError(message)), rank_, message, true);
-      lock.lock();
-    }
-    deadline = Clock::now() + kReleaseGrace;
-  }
-  if (op.error) std::rethrow_exception(op.error);
-}
-
-bool TcpCore::test(Operation& op) {
-  std::lock_guard lock(mutex_);
-  if (!op.finished()) return false;
-  if (op.error) std::rethrow_exception(op.error);
-  return true;
-}
-
-void TcpCore::release(Operation& op) noexcept {
-  {
-    std::lock_guard lock(mutex_);
-    if (op.finished()) return;
-    if (op.posted && matcher_.cancel(&op)) {
-      complete(op, std::make_exception_ptr(AbortedError("receive cancelled")));
-      return;
-    }
-  }
-  try {
-    wait(op);
-  } catch (...) {
-    // The Request is gone; nobody is left to report to.
-  }
 }
 
 void TcpCore::abort(const std::string& reason) {

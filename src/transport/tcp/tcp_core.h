@@ -9,9 +9,14 @@
 //   does not take is queued, and the progress thread finishes it on EPOLLOUT.
 //   Sends therefore progress while the caller waits on something else, and
 //   two ranks sending big messages to each other cannot deadlock.
-// - The progress thread (progress.cc) polls every peer socket with epoll and
+// - The event loop (progress.cc) polls every peer socket with epoll and
 //   always drains incoming data: a frame body goes straight into the posted
 //   receive's buffer, or into an unexpected-message buffer if none is posted.
+//   Whoever holds poll_mutex_ runs it: a caller blocked in wait() (wait.cc)
+//   runs it itself, so the bytes it waits for wake it straight from
+//   epoll_wait with no thread hop; the progress thread stays parked while
+//   callers keep waiting and takes over once none has waited for a moment,
+//   so sends and receives still progress while the caller computes.
 //
 // Failure (the Context contract): the first error - a peer lost, an ABORT
 // from a peer, abort(), or a wait that timed out - poisons the core. Every
@@ -87,9 +92,19 @@ class TcpCore {
   void enable_writable(PeerLink& link);  // needs link.send_mutex
   void wake_progress();
 
-  // --- progress.cc: the progress thread ---
+  // --- progress.cc: the event loop and the progress thread ---
   void progress_loop();
   void poll_until_stopped();
+  // One epoll_wait (up to timeout_ms) and the events it returns, then
+  // keep-alive when due. Needs poll_mutex_; throws on an epoll failure.
+  void poll_once(int timeout_ms);
+  std::chrono::milliseconds keep_alive_period() const;
+  // A caller waits now or did within kHandBack: the progress thread parks.
+  bool callers_driving() const;
+  // Short enough that a caller who stops waiting to compute leaves its
+  // queued sends stalled only briefly; long enough to span the gaps between
+  // the waits of one collective.
+  static constexpr std::chrono::milliseconds kHandBack{1};
   void on_readable(PeerLink& link);
   void on_writable(PeerLink& link);
   // Reads one step of the frame; false when the socket would block or failed.
@@ -115,7 +130,16 @@ class TcpCore {
   Fd wake_fd_;  // eventfd: poison and shutdown wake the progress thread
   std::thread progress_;
   std::atomic<bool> stopping_{false};
-  std::vector<uint8_t> discard_buffer_;  // progress thread only
+  // Held by whoever runs the event loop (progress thread or a waiting
+  // caller). It guards what peer_link.h calls "progress thread only", the
+  // FrameReaders and last_received, and the two fields below.
+  std::mutex poll_mutex_;
+  std::vector<uint8_t> discard_buffer_;     // guarded by poll_mutex_
+  Clock::time_point next_keep_alive_{};     // guarded by poll_mutex_
+  // Callers inside wait(); the progress thread parks while there are any,
+  // and for kHandBack after the last left (see wait.cc).
+  std::atomic<int> waiters_{0};
+  std::atomic<Clock::rep> last_wait_end_{0};
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // an operation finished; waits on mutex_
@@ -126,6 +150,9 @@ class TcpCore {
   std::exception_ptr poison_;                          // guarded by mutex_
   std::atomic<bool> poisoned_{false};                  // mirrors poison_ != nullptr
   bool closed_ = false;                                // guarded by mutex_
+  // A caller blocked in epoll_wait as driver, and its thread.
+  bool driver_sleeping_ = false;                       // guarded by mutex_
+  std::thread::id driver_;                             // guarded by mutex_
 };
 
 }  // namespace kolo::transport::tcp
