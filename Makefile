@@ -8,7 +8,7 @@ CMAKE_FLAGS ?= -DKOLO_WERROR=ON
 FUZZ_SECONDS ?= 20
 STAMP := $(BUILD_DIR)/.deps-installed
 
-.PHONY: all deps build test unit-test fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
+.PHONY: all deps build test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
 
 all: build
 
@@ -41,7 +41,11 @@ fuzz-smoke: fuzz-build
 
 fuzz: fuzz-smoke
 
-test: unit-test fuzz-smoke
+# The same tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan-test:
+	$(MAKE) unit-test BUILD_DIR=build-asan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=address"
+
+test: unit-test asan-test fuzz-smoke
 
 demo: build
 	$(BUILD_DIR)/bin/kolo-demo
@@ -52,8 +56,7 @@ bench: build
 bench-mpi: build
 	./bench/compare_mpi.sh
 
-asan:
-	$(MAKE) test BUILD_DIR=build-asan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=address"
+asan: asan-test
 
 tsan:
 	$(MAKE) unit-test BUILD_DIR=build-tsan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=thread"
