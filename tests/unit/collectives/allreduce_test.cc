@@ -17,13 +17,6 @@ namespace {
 using collectives::AllreduceAlgorithm;
 using collectives::CollectiveOptions;
 
-constexpr DataType kAllTypes[] = {DataType::kUInt8,   DataType::kInt8,    DataType::kInt32,
-                                  DataType::kInt64,   DataType::kFloat16, DataType::kBFloat16,
-                                  DataType::kFloat32, DataType::kFloat64, DataType::kBool};
-constexpr ReduceOp kAllOps[] = {ReduceOp::kSum,     ReduceOp::kAverage, ReduceOp::kMin,
-                                ReduceOp::kMax,     ReduceOp::kProduct, ReduceOp::kBitAnd,
-                                ReduceOp::kBitOr};
-
 struct Algorithm {
   AllreduceAlgorithm algorithm;
   size_t chunk_bytes;  // ring only

@@ -14,13 +14,6 @@ namespace {
 
 using collectives::CollectiveOptions;
 
-constexpr DataType kAllTypes[] = {DataType::kUInt8,   DataType::kInt8,    DataType::kInt32,
-                                  DataType::kInt64,   DataType::kFloat16, DataType::kBFloat16,
-                                  DataType::kFloat32, DataType::kFloat64, DataType::kBool};
-constexpr ReduceOp kAllOps[] = {ReduceOp::kSum,     ReduceOp::kAverage, ReduceOp::kMin,
-                                ReduceOp::kMax,     ReduceOp::kProduct, ReduceOp::kBitAnd,
-                                ReduceOp::kBitOr};
-
 TEST(ReduceScatterLayout, ShardsTileTheBufferWithTheRemainderFirst) {
   for (int size = 1; size <= 9; ++size)
     for (size_t count : {0, 1, 5, 8, 9, 100, 99991}) {

@@ -17,13 +17,6 @@
 namespace kolo::testing {
 namespace {
 
-constexpr DataType kAllTypes[] = {DataType::kUInt8,   DataType::kInt8,    DataType::kInt32,
-                                  DataType::kInt64,   DataType::kFloat16, DataType::kBFloat16,
-                                  DataType::kFloat32, DataType::kFloat64, DataType::kBool};
-constexpr ReduceOp kAllOps[] = {ReduceOp::kSum,     ReduceOp::kAverage, ReduceOp::kMin,
-                                ReduceOp::kMax,     ReduceOp::kProduct, ReduceOp::kBitAnd,
-                                ReduceOp::kBitOr};
-
 std::string name(DataType type, ReduceOp op) {
   return std::string(dtype_name(type)) + " " + std::string(reduce_op_name(op));
 }
