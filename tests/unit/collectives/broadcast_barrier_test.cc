@@ -42,11 +42,13 @@ class BroadcastTest : public MeshTest {
     options.broadcast_algorithm = variant.algorithm;
     options.broadcast_chunk_bytes = variant.chunk_bytes;
     const Tag tag = next_tag();
-    std::vector<bool> right(n);
+    // One byte per rank: vector<bool> packs bits, so threads writing their own
+    // entries would race on the shared word and lose results.
+    std::vector<char> right(n, 0);
     run(what, [&](Context& ctx) {
       Bytes data = ctx.rank() == root ? payload : Bytes(payload.size(), 0xcd);
       collectives::broadcast(ctx, tag, data.data(), count, type, root, options);
-      right[ctx.rank()] = data == payload;
+      right[ctx.rank()] = data == payload ? 1 : 0;
     });
     for (int r = 0; r < n; ++r) EXPECT_TRUE(right[r]) << what << " on rank " << r << " of " << n;
   }
