@@ -39,6 +39,48 @@ milliseconds read_seconds(std::initializer_list<const char*> names, milliseconds
   return milliseconds(static_cast<int64_t>(*value * 1000));
 }
 
+// A duration in seconds where 0 is allowed (it means "off").
+milliseconds read_seconds_or_zero(std::initializer_list<const char*> names, milliseconds fallback) {
+  auto value = env::get_double(names);
+  if (!value) return fallback;
+  if (*value < 0)
+    throw InvalidArgument(fmt::format("environment variable {}={} must be 0 or a positive number of seconds",
+                                      *names.begin(), *value));
+  return milliseconds(static_cast<int64_t>(*value * 1000));
+}
+
+EngineSettings read_engine_settings() {
+  EngineSettings e;
+  e.fusion_threshold_bytes =
+      read_size({"KOLO_FUSION_THRESHOLD", "HOROVOD_FUSION_THRESHOLD"}, e.fusion_threshold_bytes);
+  if (auto ms = env::get_double({"KOLO_CYCLE_TIME", "HOROVOD_CYCLE_TIME"})) {
+    if (*ms <= 0 || *ms > 10000)
+      throw InvalidArgument(fmt::format(
+          "environment variable KOLO_CYCLE_TIME={} must be in (0, 10000] milliseconds", *ms));
+    e.cycle_time = std::chrono::microseconds(static_cast<int64_t>(*ms * 1000));
+  }
+  e.cache_capacity = static_cast<size_t>(
+      read_int({"KOLO_CACHE_CAPACITY", "HOROVOD_CACHE_CAPACITY"}, static_cast<int>(e.cache_capacity), 0));
+  if (e.cache_capacity > (size_t{1} << 20))
+    throw InvalidArgument(fmt::format("KOLO_CACHE_CAPACITY={} is above the limit of 1048576",
+                                      e.cache_capacity));
+  e.timeline_path = env::get_string({"KOLO_TIMELINE", "HOROVOD_TIMELINE"}).value_or("");
+  e.timeline_mark_cycles =
+      env::get_bool({"KOLO_TIMELINE_MARK_CYCLES", "HOROVOD_TIMELINE_MARK_CYCLES"}).value_or(false);
+  e.stall_check_enabled =
+      !env::get_bool({"KOLO_STALL_CHECK_DISABLE", "HOROVOD_STALL_CHECK_DISABLE"}).value_or(false);
+  e.stall_warning_time = read_seconds(
+      {"KOLO_STALL_CHECK_TIME_SECONDS", "HOROVOD_STALL_CHECK_TIME_SECONDS"}, e.stall_warning_time);
+  e.stall_shutdown_time = read_seconds_or_zero(
+      {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"}, e.stall_shutdown_time);
+  if (e.stall_shutdown_time.count() > 0 && e.stall_shutdown_time < e.stall_warning_time)
+    throw InvalidArgument(fmt::format(
+        "KOLO_STALL_SHUTDOWN_TIME_SECONDS ({} s) must be 0 or at least KOLO_STALL_CHECK_TIME_SECONDS ({} s)",
+        e.stall_shutdown_time.count() / 1000.0, e.stall_warning_time.count() / 1000.0));
+  e.backend = env::get_string({"KOLO_BACKEND"}).value_or(e.backend);
+  return e;
+}
+
 RankLayout read_layout() {
   RankLayout l;
   l.size = read_int({"KOLO_SIZE", "HOROVOD_SIZE"}, 1, 1);
@@ -116,6 +158,8 @@ Config Config::FromEnv() {
   if (co.broadcast_chunk_bytes == 0 || co.ring_chunk_bytes == 0)
     throw InvalidArgument("KOLO_BROADCAST_CHUNK_BYTES and KOLO_RING_CHUNK_BYTES must be above 0");
 
+  c.engine = read_engine_settings();
+
   KOLO_LOG_DEBUG("effective configuration:\n{}", c.Describe());
   return c;
 }
@@ -127,7 +171,9 @@ std::string Config::Describe() const {
       "  iface='{}' address='{}' op_timeout={}ms peer_timeout={}ms (heartbeat every {}ms) "
       "socket_buffer_bytes={}\n"
       "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
-      "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={}",
+      "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={}\n"
+      "  backend={} fusion_threshold={} cycle_time={}us cache_capacity={} timeline='{}' "
+      "mark_cycles={} stall_check={} stall_warning={}ms stall_shutdown={}ms",
       layout.rank, layout.size, layout.local_rank, layout.local_size, layout.cross_rank,
       layout.cross_size, rendezvous.address, rendezvous.port, rendezvous.prefix,
       rendezvous.timeout.count(), rendezvous.secret.empty() ? "unset" : "set", tcp.iface,
@@ -135,7 +181,10 @@ std::string Config::Describe() const {
       tcp.socket_buffer_bytes,
       static_cast<int>(collectives.allreduce_algorithm), collectives.allreduce_ring_threshold,
       static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
-      collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes);
+      collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes, engine.backend,
+      engine.fusion_threshold_bytes, engine.cycle_time.count(), engine.cache_capacity,
+      engine.timeline_path, engine.timeline_mark_cycles, engine.stall_check_enabled,
+      engine.stall_warning_time.count(), engine.stall_shutdown_time.count());
 }
 
 }  // namespace kolo

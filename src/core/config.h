@@ -33,11 +33,33 @@ struct RendezvousConfig {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 
+// The engine's knobs (Horovod's names are aliases; see docs/config.md).
+struct EngineSettings {
+  // Allreduces that are ready together are fused up to this many bytes.
+  size_t fusion_threshold_bytes = size_t{128} << 20;
+  // How often the background thread negotiates: a longer cycle fuses more
+  // tensors per collective, a shorter one adds less latency.
+  std::chrono::microseconds cycle_time{1000};
+  // Response cache slots per process set; 0 turns the fast path off.
+  size_t cache_capacity = 1024;
+  // A Chrome-trace timeline is written here from init when set.
+  std::string timeline_path;
+  bool timeline_mark_cycles = false;
+  bool stall_check_enabled = true;
+  std::chrono::milliseconds stall_warning_time{std::chrono::seconds(60)};
+  // 0: never. Otherwise every pending operation fails once a tensor has
+  // stalled this long.
+  std::chrono::milliseconds stall_shutdown_time{0};
+  // "auto" or a name from backends::available_backends().
+  std::string backend = "auto";
+};
+
 struct Config {
   RankLayout layout;
   RendezvousConfig rendezvous;
   transport::tcp::TcpOptions tcp;
   collectives::CollectiveOptions collectives;
+  EngineSettings engine;
 
   // Reads the environment; throws InvalidArgument naming the variable and
   // the bad value (also for inconsistent combinations such as rank >= size).

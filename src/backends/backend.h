@@ -1,0 +1,81 @@
+// Backend: what the engine needs from a communication library, for one group
+// of ranks (the global process set or a subset of it).
+//
+// The engine (src/core) sees only this header, so a backend over MPI or NCCL
+// slots in later without touching the engine. Two kinds of operations:
+// - the data plane: the collectives that tensors go through;
+// - the control plane: the small gather/broadcast/bitwise-AND that the
+//   controller negotiates with, carried by the same connections as the data
+//   (DESIGN.md: negotiation travels over the data plane, not the store).
+//
+// Every call is a collective: all members make the same calls in the same
+// order, with the same counts, types and roots (negotiation guarantees it).
+// Failures come as the exceptions of common/error.h (PeerLostError naming the
+// rank and host, TimeoutError, AbortedError); no call waits forever.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kolo/types.h"
+
+namespace kolo::backends {
+
+// How inputs are combined: op, then (for every op) input * prescale before
+// and result * postscale after. kAverage divides by the group size.
+struct Reduction {
+  ReduceOp op = ReduceOp::kSum;
+  double prescale = 1.0;
+  double postscale = 1.0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string_view name() const = 0;  // "tcp", later "mpi", "nccl"
+  virtual int rank() const = 0;               // within this group
+  virtual int size() const = 0;
+  // "rank 3 (host b)", with the job-wide rank, for error messages.
+  virtual std::string peer_name(int rank) const = 0;
+
+  // Data plane (counts in elements; send may equal recv).
+  virtual void allreduce(const void* send, void* recv, size_t count, DataType dtype,
+                         const Reduction& reduction) = 0;
+  // Rank r contributes counts[r] elements; recv holds them all in rank order.
+  virtual void allgatherv(const void* send, void* recv, const std::vector<size_t>& counts,
+                          DataType dtype) = 0;
+  virtual void broadcast(void* data, size_t count, DataType dtype, int root) = 0;
+  virtual void alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
+                         const std::vector<size_t>& recv_counts, DataType dtype) = 0;
+  // Reduces sum(counts) elements; rank r receives its counts[r] elements,
+  // which start at the sum of counts[0..r) of the input.
+  virtual void reduce_scatterv(const void* send, void* recv, const std::vector<size_t>& counts,
+                               DataType dtype, const Reduction& reduction) = 0;
+  virtual void barrier() = 0;
+
+  // Control plane.
+  // Every rank's `mine` arrives at `root`, indexed by rank; other ranks get
+  // an empty vector.
+  virtual std::vector<std::string> gather_bytes(int root, const std::string& mine) = 0;
+  // `data` on root replaces `data` everywhere.
+  virtual void broadcast_bytes(int root, std::string& data) = 0;
+  // Element-wise bitwise AND of `words` across ranks, in place.
+  virtual void allreduce_and(std::vector<uint64_t>& words) = 0;
+
+  // A backend over `ranks` (ranks of this group, ascending, including this
+  // rank), for a process set. `group_id` (1..65535, unique in the job and the
+  // same on every member) keeps its messages apart from every other group's.
+  // Local: no messages are exchanged.
+  virtual std::unique_ptr<Backend> subgroup(const std::vector<int>& ranks, uint32_t group_id) = 0;
+
+  // Fails every pending and later operation of the whole job with `reason`,
+  // and tells the peers why.
+  virtual void abort(const std::string& reason) = 0;
+};
+
+}  // namespace kolo::backends

@@ -1,0 +1,31 @@
+// Backends are chosen at run time by name; the choice is logged.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "collectives/options.h"
+#include "rendezvous/store.h"
+#include "transport/tcp/tcp_options.h"
+
+namespace kolo::backends {
+
+struct BackendOptions {
+  // "auto" picks the best available; "tcp" forces Kolo's TCP transport.
+  std::string name = "auto";
+  transport::tcp::TcpOptions tcp;
+  collectives::CollectiveOptions collectives;
+};
+
+// The names create_backend accepts besides "auto", for --check-build.
+std::vector<std::string> available_backends();
+
+// Connects `rank` of `size` through `store` (already scoped to this job and
+// init) and returns the global group's backend. Throws InvalidArgument for
+// an unknown name, TimeoutError when peers do not show up in time.
+std::unique_ptr<Backend> create_backend(rendezvous::Store& store, int rank, int size,
+                                        const BackendOptions& options);
+
+}  // namespace kolo::backends

@@ -1,0 +1,206 @@
+#include "core/controller.h"
+
+#include "common/check.h"
+#include "common/logging.h"
+
+namespace kolo::core {
+namespace {
+
+constexpr uint64_t kFlagUncached = 1;  // some rank sends requests to the coordinator
+constexpr uint64_t kFlagShutdown = 2;  // some rank asked to shut down
+
+int64_t micros_between(Controller::Clock::time_point from, Controller::Clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(to - from).count();
+}
+
+}  // namespace
+
+Controller::Controller(backends::Backend& backend, Settings settings)
+    : backend_(backend),
+      settings_(std::move(settings)),
+      cache_(settings_.cache_capacity),
+      words_per_bitset_((settings_.cache_capacity + 63) / 64) {
+  if (backend_.rank() == 0) {
+    coordinator_.emplace(backend_.size(), settings_.stall,
+                         [this](int rank) { return backend_.peer_name(rank); });
+  }
+}
+
+void Controller::send_slow(const Request& request, Clock::time_point now,
+                           Clock::time_point enqueued) {
+  Request copy = request;
+  copy.age_us = micros_between(enqueued, now);
+  // The other ranks may hold this tensor as a cache hit; the slot must go,
+  // or they would wait for a bit this rank never sets.
+  if (ResponseCache::cacheable(copy)) {
+    auto lookup = cache_.peek(copy);
+    if (lookup.state != ResponseCache::State::kMiss) invalid_slots_.insert(lookup.slot);
+  }
+  to_send_.push_back(std::move(copy));
+}
+
+void Controller::classify(std::vector<TensorEntry> entries, Clock::time_point now) {
+  // A group goes one way as a whole: cached only if every member is a hit.
+  std::map<std::string, bool> group_all_hits;
+  std::vector<ResponseCache::Lookup> lookups(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Request& request = entries[i].request;
+    request.rank = backend_.rank();
+    bool fast = joined_.empty() && ResponseCache::cacheable(request);
+    if (fast) lookups[i] = cache_.lookup(request);
+    bool hit = fast && lookups[i].state == ResponseCache::State::kHit;
+    if (!request.group.empty()) {
+      auto [it, inserted] = group_all_hits.emplace(request.group, hit);
+      if (!inserted) it->second = it->second && hit;
+    }
+    if (!hit) lookups[i].state = ResponseCache::State::kMiss;
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    TensorEntry& entry = entries[i];
+    const Request& request = entry.request;
+    bool hit = lookups[i].state == ResponseCache::State::kHit &&
+               (request.group.empty() || group_all_hits[request.group]);
+    if (hit) {
+      pending_hits_[lookups[i].slot] = request.name;
+    } else {
+      send_slow(request, now, entry.enqueued);
+    }
+    std::string name = request.name;
+    pending_.emplace(std::move(name), std::move(entry));
+  }
+}
+
+void Controller::age_pending_hits(Clock::time_point now) {
+  // A cached tensor that waits long, or any while ranks have joined (the
+  // fast path is off then), goes to the coordinator, which sees who is
+  // missing and reports stalls.
+  for (auto it = pending_hits_.begin(); it != pending_hits_.end();) {
+    const TensorEntry& entry = pending_.at(it->second);
+    bool stalled = settings_.stall.enabled && now - entry.enqueued >= settings_.stall.warning_time;
+    if (stalled || !joined_.empty()) {
+      if (stalled) invalid_slots_.insert(it->first);
+      Request request = entry.request;
+      request.age_us = micros_between(entry.enqueued, now);
+      to_send_.push_back(std::move(request));
+      it = pending_hits_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::vector<uint64_t> Controller::build_bits(bool want_shutdown) const {
+  // Flags and invalid bits are stored inverted, so the AND yields their OR.
+  std::vector<uint64_t> words(1 + 2 * words_per_bitset_, 0);
+  uint64_t flags = 0;
+  if (!to_send_.empty() || !stall_shutdown_.empty()) flags |= kFlagUncached;
+  if (want_shutdown) flags |= kFlagShutdown;
+  words[0] = ~flags;
+  for (const auto& [slot, name] : pending_hits_) words[1 + slot / 64] |= uint64_t{1} << (slot % 64);
+  for (size_t w = 0; w < words_per_bitset_; ++w) words[1 + words_per_bitset_ + w] = ~uint64_t{0};
+  for (uint32_t slot : invalid_slots_) {
+    words[1 + words_per_bitset_ + slot / 64] &= ~(uint64_t{1} << (slot % 64));
+  }
+  return words;
+}
+
+ResponseList Controller::full_negotiation(Clock::time_point now) {
+  std::string mine = encode_requests(to_send_);
+  to_send_.clear();
+  std::vector<std::string> all = backend_.gather_bytes(0, mine);
+  std::string answer;
+  if (coordinator_) {
+    for (size_t r = 0; r < all.size(); ++r) {
+      coordinator_->add(static_cast<int>(r), decode_requests(all[r]), now);
+    }
+    ResponseList list = coordinator_->take_ready();
+    list.stall_shutdown = std::exchange(stall_shutdown_, {});
+    answer = encode_response_list(list);
+  }
+  backend_.broadcast_bytes(0, answer);
+  return decode_response_list(answer);
+}
+
+CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool want_shutdown) {
+  Clock::time_point now = Clock::now();
+  classify(std::move(new_entries), now);
+  age_pending_hits(now);
+  if (coordinator_) {
+    ResponseList scratch;
+    if (auto warning = coordinator_->check_stalls(now, scratch)) {
+      KOLO_LOG_WARNING("{}", *warning);
+      if (settings_.on_stall_warning) settings_.on_stall_warning(*warning);
+    }
+    if (!scratch.stall_shutdown.empty()) stall_shutdown_ = scratch.stall_shutdown;
+  }
+
+  std::vector<uint64_t> words = build_bits(want_shutdown);
+  invalid_slots_.clear();
+  backend_.allreduce_and(words);
+  uint64_t flags = ~words[0];
+
+  CycleOutcome outcome;
+  outcome.shutdown = (flags & kFlagShutdown) != 0;
+  // Invalidated slots first: a rank's pending hit on such a slot goes to
+  // the coordinator in this very cycle (the rank that invalidated it has
+  // uncached requests, so the full negotiation below happens).
+  for (uint32_t slot = 0; slot < cache_.capacity(); ++slot) {
+    uint64_t bit = uint64_t{1} << (slot % 64);
+    bool invalid = (words[1 + words_per_bitset_ + slot / 64] & bit) == 0;
+    if (!invalid || !cache_.occupied(slot)) continue;
+    words[1 + slot / 64] &= ~bit;
+    if (auto it = pending_hits_.find(slot); it != pending_hits_.end()) {
+      const TensorEntry& entry = pending_.at(it->second);
+      Request request = entry.request;
+      request.age_us = micros_between(entry.enqueued, now);
+      to_send_.push_back(std::move(request));
+      pending_hits_.erase(it);
+    }
+    cache_.erase(slot);
+  }
+  for (uint32_t slot = 0; slot < cache_.capacity(); ++slot) {
+    if ((words[1 + slot / 64] & (uint64_t{1} << (slot % 64))) == 0) continue;
+    KOLO_CHECK(cache_.occupied(slot));
+    outcome.responses.push_back(cache_.response(slot));
+    cache_.touch(slot);
+    pending_hits_.erase(slot);
+  }
+  if ((flags & kFlagUncached) != 0) {
+    ResponseList list = full_negotiation(now);
+    joined_ = list.joined;
+    outcome.cacheable = list.cacheable;
+    outcome.stall_shutdown = std::move(list.stall_shutdown);
+    for (auto& response : list.responses) outcome.responses.push_back(std::move(response));
+  } else {
+    KOLO_CHECK(to_send_.empty());
+  }
+  return outcome;
+}
+
+std::optional<TensorEntry> Controller::take_entry(const std::string& name) {
+  auto it = pending_.find(name);
+  if (it == pending_.end()) return std::nullopt;
+  TensorEntry entry = std::move(it->second);
+  pending_.erase(it);
+  return entry;
+}
+
+void Controller::remember(const Request& request, const Response& single) {
+  if (ResponseCache::cacheable(request) && single.kind == Response::Kind::kRun) {
+    cache_.put(request, single);
+  }
+}
+
+std::vector<std::string> Controller::fail_all(const Status& status) {
+  std::vector<std::string> names;
+  for (auto& [name, entry] : pending_) {
+    entry.handle->complete(status);
+    names.push_back(name);
+  }
+  pending_.clear();
+  pending_hits_.clear();
+  to_send_.clear();
+  return names;
+}
+
+}  // namespace kolo::core

@@ -1,0 +1,93 @@
+// Controller: one process set's negotiation, run by the background thread
+// once per cycle on every member (after Horovod's ComputeResponseList).
+//
+// Each cycle:
+//  1. New entries are classified: a tensor whose response is cached sets
+//     its cache slot's bit; anything else goes to the coordinator. A cached
+//     name that goes to the coordinator anyway (its parameters changed, its
+//     group was not all cached, it waited too long) invalidates its slot.
+//  2. One bitwise-AND allreduce of [inverted flags | hit bits | inverted
+//     invalid bits] tells every rank at once which cached tensors are ready
+//     everywhere, which slots to drop, and whether any rank has uncached
+//     requests or wants to shut down.
+//  3. Only if some rank has uncached requests: requests are gathered at the
+//     set's rank 0 (the coordinator), which answers with a ResponseList
+//     broadcast to all. A steady training loop never gets here.
+// Every rank then runs the same responses in the same order.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/backend.h"
+#include "core/coordinator.h"
+#include "core/response_cache.h"
+#include "core/tensor_entry.h"
+
+namespace kolo::core {
+
+struct CycleOutcome {
+  // To run in this order on every rank (not yet fused).
+  std::vector<Response> responses;
+  // Whether slow-path responses may enter the cache after they run.
+  bool cacheable = true;
+  bool shutdown = false;        // some rank asked to shut down
+  std::string stall_shutdown;   // set: fail everything with this text
+};
+
+class Controller {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Settings {
+    size_t cache_capacity = 1024;
+    StallSettings stall;
+    // Receives the coordinator's stall warnings (after they are logged).
+    std::function<void(const std::string&)> on_stall_warning;
+  };
+
+  Controller(backends::Backend& backend, Settings settings);
+
+  // One negotiation. Takes ownership of `new_entries` (held until their
+  // response runs). Throws the backend's errors.
+  CycleOutcome negotiate(std::vector<TensorEntry> new_entries, bool want_shutdown);
+
+  // The local entry for `name`, removed from the pending set; nullopt on a
+  // rank that has none (it joined).
+  std::optional<TensorEntry> take_entry(const std::string& name);
+  // After a response ran: remember it for the fast path (identically on
+  // every rank).
+  void remember(const Request& request, const Response& single);
+  // Fails every held entry with `status`; returns their names.
+  std::vector<std::string> fail_all(const Status& status);
+
+  const ResponseCache& cache() const { return cache_; }
+  bool any_joined() const { return !joined_.empty(); }
+
+ private:
+  void classify(std::vector<TensorEntry> entries, Clock::time_point now);
+  void send_slow(const Request& request, Clock::time_point now, Clock::time_point enqueued);
+  void age_pending_hits(Clock::time_point now);
+  std::vector<uint64_t> build_bits(bool want_shutdown) const;
+  ResponseList full_negotiation(Clock::time_point now);
+
+  backends::Backend& backend_;
+  Settings settings_;
+  ResponseCache cache_;
+  std::optional<Coordinator> coordinator_;  // on the set's rank 0
+  std::unordered_map<std::string, TensorEntry> pending_;
+  std::map<uint32_t, std::string> pending_hits_;  // slot -> name
+  std::vector<Request> to_send_;
+  std::set<uint32_t> invalid_slots_;
+  std::vector<int32_t> joined_;      // as of the last response list
+  std::string stall_shutdown_;       // coordinator: decided, not yet sent
+  size_t words_per_bitset_;
+};
+
+}  // namespace kolo::core

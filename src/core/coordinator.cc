@@ -1,0 +1,262 @@
+#include "core/coordinator.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace kolo::core {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+std::string scale_text(double value) { return fmt::format("{:g}", value); }
+
+std::vector<int64_t> trailing_dims(const std::vector<int64_t>& shape) {
+  return shape.empty() ? shape : std::vector<int64_t>(shape.begin() + 1, shape.end());
+}
+
+// "rank 0: float32; ranks 1, 2: int32": the ranks grouped by their value, in
+// rank order of first appearance.
+template <typename Describe>
+std::string group_by_value(const std::vector<std::optional<Request>>& by_rank, Describe describe) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (size_t r = 0; r < by_rank.size(); ++r) {
+    if (!by_rank[r]) continue;
+    std::string value = describe(*by_rank[r]);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == value; });
+    if (it == groups.end()) {
+      groups.push_back({value, {static_cast<int>(r)}});
+    } else {
+      it->second.push_back(static_cast<int>(r));
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [value, ranks] : groups) {
+    parts.push_back(fmt::format("{} {}: {}", ranks.size() == 1 ? "rank" : "ranks",
+                                fmt::join(ranks, ", "), value));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+bool uses_reduction(OpType op) { return op == OpType::kAllreduce || op == OpType::kReducescatter; }
+
+}  // namespace
+
+Coordinator::Coordinator(int size, StallSettings stall, std::function<std::string(int)> rank_name)
+    : size_(size), stall_(stall), rank_name_(std::move(rank_name)) {}
+
+void Coordinator::add(int rank, const std::vector<Request>& requests, Clock::time_point now) {
+  for (const auto& request : requests) {
+    if (request.op == OpType::kJoin) {
+      joined_.insert(rank);
+      last_joined_ = rank;
+      continue;
+    }
+    Entry& entry = table_[request.name];
+    Clock::time_point submitted = now - std::chrono::microseconds(std::max<int64_t>(request.age_us, 0));
+    if (entry.by_rank.empty()) {
+      entry.by_rank.resize(static_cast<size_t>(size_));
+      entry.first_seen = submitted;
+      entry.arrival = next_arrival_++;
+    }
+    entry.first_seen = std::min(entry.first_seen, submitted);
+    auto& slot = entry.by_rank[static_cast<size_t>(rank)];
+    if (!slot) ++entry.count;
+    slot = request;
+  }
+}
+
+bool Coordinator::ready(const Entry& entry) const {
+  for (int r = 0; r < size_; ++r) {
+    if (!entry.by_rank[static_cast<size_t>(r)] && joined_.count(r) == 0) return false;
+  }
+  return entry.count > 0;
+}
+
+bool Coordinator::group_ready(const std::string& group, int group_size) const {
+  int members = 0;
+  for (const auto& [name, entry] : table_) {
+    for (const auto& request : entry.by_rank) {
+      if (request && request->group == group) {
+        if (!ready(entry)) return false;
+        ++members;
+        break;
+      }
+    }
+  }
+  return members >= group_size;
+}
+
+Response Coordinator::build(const std::string& name, const Entry& entry) const {
+  const Request* first = nullptr;
+  for (const auto& request : entry.by_rank) {
+    if (request) {
+      first = &*request;
+      break;
+    }
+  }
+  Response response;
+  response.op = first->op;
+  response.names = {name};
+  auto fail = [&](std::string_view what, auto describe) {
+    response.kind = Response::Kind::kError;
+    response.error = fmt::format("Mismatched {} for {} of tensor '{}': {}", what,
+                                 op_type_name(first->op), name,
+                                 group_by_value(entry.by_rank, describe));
+    return response;
+  };
+  auto differs = [&](auto field) {
+    for (const auto& request : entry.by_rank) {
+      if (request && field(*request) != field(*first)) return true;
+    }
+    return false;
+  };
+
+  if (differs([](const Request& r) { return r.op; })) {
+    return fail("operations", [](const Request& r) { return std::string(op_type_name(r.op)); });
+  }
+  if (differs([](const Request& r) { return r.dtype; })) {
+    return fail("data types", [](const Request& r) { return std::string(dtype_name(r.dtype)); });
+  }
+  if (differs([](const Request& r) { return r.device; })) {
+    return fail("devices", [](const Request& r) {
+      return r.device == kCpuDevice ? std::string("cpu") : fmt::format("cuda:{}", r.device);
+    });
+  }
+  bool varying_first_dim = first->op == OpType::kAllgather || first->op == OpType::kAlltoall;
+  if (varying_first_dim) {
+    if (differs([](const Request& r) { return trailing_dims(r.shape); }) ||
+        differs([](const Request& r) { return r.shape.size(); })) {
+      return fail("shapes (all dimensions but the first must match)",
+                  [](const Request& r) { return shape_text(r.shape); });
+    }
+  } else if (first->op != OpType::kBarrier && differs([](const Request& r) { return r.shape; })) {
+    return fail("shapes", [](const Request& r) { return shape_text(r.shape); });
+  }
+  if (uses_reduction(first->op)) {
+    if (differs([](const Request& r) { return r.reduce_op; })) {
+      return fail("reduce ops", [](const Request& r) { return std::string(reduce_op_name(r.reduce_op)); });
+    }
+    if (differs([](const Request& r) { return r.prescale; })) {
+      return fail("prescale factors", [](const Request& r) { return scale_text(r.prescale); });
+    }
+    if (differs([](const Request& r) { return r.postscale; })) {
+      return fail("postscale factors", [](const Request& r) { return scale_text(r.postscale); });
+    }
+  }
+  if (first->op == OpType::kBroadcast && differs([](const Request& r) { return r.root; })) {
+    return fail("root ranks", [](const Request& r) { return std::to_string(r.root); });
+  }
+  if ((first->op == OpType::kAddProcessSet || first->op == OpType::kRemoveProcessSet) &&
+      differs([](const Request& r) { return r.values; })) {
+    return fail("process sets", [](const Request& r) { return shape_text(r.values); });
+  }
+  if (!joined_.empty() && first->op != OpType::kAllreduce) {
+    response.kind = Response::Kind::kError;
+    response.error = fmt::format(
+        "{} of tensor '{}' cannot run while {} {} {} joined: only allreduce runs with joined ranks",
+        op_type_name(first->op), name, joined_.size() == 1 ? "rank" : "ranks",
+        fmt::join(joined_, ", "), joined_.size() == 1 ? "has" : "have");
+    return response;
+  }
+
+  response.dtype = first->dtype;
+  response.reduce_op = first->reduce_op;
+  response.prescale = first->prescale;
+  response.postscale = first->postscale;
+  response.root = first->root;
+  response.device = first->device;
+  response.shapes = {first->shape};
+  if (first->op == OpType::kAllgather) {
+    for (const auto& request : entry.by_rank) {
+      response.values.push_back(request && !request->shape.empty() ? request->shape[0] : 0);
+    }
+  } else if (first->op == OpType::kAddProcessSet || first->op == OpType::kRemoveProcessSet) {
+    response.values = first->values;
+  }
+  return response;
+}
+
+ResponseList Coordinator::take_ready() {
+  std::vector<std::pair<uint64_t, std::string>> ready_names;
+  for (const auto& [name, entry] : table_) {
+    if (!ready(entry)) continue;
+    const Request* any = nullptr;
+    for (const auto& request : entry.by_rank) {
+      if (request) {
+        any = &*request;
+        break;
+      }
+    }
+    if (!any->group.empty() && !group_ready(any->group, any->group_size)) continue;
+    ready_names.push_back({entry.arrival, name});
+  }
+  std::sort(ready_names.begin(), ready_names.end());
+
+  ResponseList list;
+  list.cacheable = joined_.empty();
+  for (const auto& [arrival, name] : ready_names) {
+    list.responses.push_back(build(name, table_.at(name)));
+    table_.erase(name);
+  }
+  if (!joined_.empty() && static_cast<int>(joined_.size()) == size_) {
+    Response join;
+    join.op = OpType::kJoin;
+    join.names = {"join"};
+    join.values = {last_joined_};
+    list.responses.push_back(std::move(join));
+    joined_.clear();
+    last_joined_ = -1;
+  }
+  list.joined.assign(joined_.begin(), joined_.end());
+  return list;
+}
+
+std::string Coordinator::missing_ranks(const Entry& entry) const {
+  std::vector<std::string> missing;
+  for (int r = 0; r < size_; ++r) {
+    if (!entry.by_rank[static_cast<size_t>(r)] && joined_.count(r) == 0) missing.push_back(rank_name_(r));
+  }
+  return fmt::format("{}", fmt::join(missing, ", "));
+}
+
+std::optional<std::string> Coordinator::check_stalls(Clock::time_point now, ResponseList& list) {
+  if (!stall_.enabled || table_.empty()) return std::nullopt;
+  std::vector<std::pair<uint64_t, std::string>> stalled;
+  bool past_shutdown = false;
+  for (const auto& [name, entry] : table_) {
+    auto waited = now - entry.first_seen;
+    if (waited < stall_.warning_time) continue;
+    if (stall_.shutdown_time.count() > 0 && waited >= stall_.shutdown_time) past_shutdown = true;
+    const Request* any = nullptr;
+    for (const auto& request : entry.by_rank) {
+      if (request) any = &*request;
+    }
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(waited).count();
+    stalled.push_back({entry.arrival, fmt::format("'{}' ({}, waiting {} s) is missing from {}", name,
+                                                  op_type_name(any->op), seconds, missing_ranks(entry))});
+  }
+  if (stalled.empty()) return std::nullopt;
+  std::sort(stalled.begin(), stalled.end());
+  std::vector<std::string> lines;
+  for (auto& [arrival, line] : stalled) lines.push_back(std::move(line));
+  std::string report = fmt::format("{}", fmt::join(lines, "; "));
+  if (past_shutdown) {
+    list.stall_shutdown = fmt::format(
+        "stalled operations passed the stall shutdown time ({} s): {}",
+        std::chrono::duration_cast<std::chrono::seconds>(stall_.shutdown_time).count(), report);
+  }
+  if (last_warning_ != Clock::time_point{} && now - last_warning_ < stall_.warning_time) {
+    return std::nullopt;
+  }
+  last_warning_ = now;
+  return fmt::format(
+      "stalled operations: some ranks have not submitted them for over {} s (are the ranks "
+      "running different code paths?): {}",
+      std::chrono::duration_cast<std::chrono::seconds>(stall_.warning_time).count(), report);
+}
+
+}  // namespace kolo::core

@@ -1,0 +1,473 @@
+#include "core/engine.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "backends/registry.h"
+#include "common/error.h"
+#include "common/logging.h"
+#include "core/executor.h"
+#include "core/tensor_validation.h"
+#include "rendezvous/memory_store.h"
+#include "rendezvous/prefix_store.h"
+#include "rendezvous/tcp_store_client.h"
+
+namespace kolo::core {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::shared_ptr<rendezvous::Store> connect_store(const Config& config) {
+  if (config.layout.size == 1 && config.rendezvous.address.empty()) {
+    return std::make_shared<rendezvous::MemoryStore>();
+  }
+  rendezvous::TcpStoreClientOptions options;
+  options.host = config.rendezvous.address;
+  options.port = static_cast<uint16_t>(config.rendezvous.port);
+  options.secret = config.rendezvous.secret;
+  options.connect_timeout = config.rendezvous.timeout;
+  return std::make_shared<rendezvous::TcpStoreClient>(options);
+}
+
+Response single(const Response& fused, size_t i) {
+  Response one = fused;
+  one.names = {fused.names[i]};
+  one.shapes = {fused.shapes[i]};
+  return one;
+}
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Handle failed_handle(const Status& status) {
+  auto handle = std::make_shared<HandleState>();
+  handle->complete(status);
+  return handle;
+}
+
+}  // namespace
+
+Engine::Engine(const Config& config, EngineOptions options) : config_(config), options_(std::move(options)) {
+  connect(options_);
+  thread_ = std::thread([this] { loop(); });
+  if (!config_.engine.timeline_path.empty()) {
+    timeline_.start(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
+  }
+}
+
+Engine::~Engine() { shutdown(); }
+
+void Engine::connect(EngineOptions& options) {
+  store_ = options.store ? options.store : connect_store(config_);
+  const auto& layout = config_.layout;
+  // Each init of a process gets fresh keys: the addresses published by an
+  // earlier init in the same job are stale. Every rank inits the same
+  // number of times, so the counters agree.
+  int64_t generation = store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
+  auto scoped = std::make_shared<rendezvous::PrefixStore>(
+      fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
+  backends::BackendOptions backend_options;
+  backend_options.name = config_.engine.backend;
+  backend_options.tcp = config_.tcp;
+  backend_options.collectives = config_.collectives;
+  global_backend_ = backends::create_backend(*scoped, layout.rank, layout.size, backend_options);
+
+  std::vector<int> everyone(static_cast<size_t>(layout.size));
+  for (int r = 0; r < layout.size; ++r) everyone[r] = r;
+  std::lock_guard lock(mutex_);
+  sets_[0] = make_set(0, everyone);
+  cache_stats_[0] = std::make_unique<SetCache>();
+  std::vector<std::vector<int>> normalized;
+  for (auto& ranks : options.process_sets) normalized.push_back(normalize_process_set_ranks(ranks, layout.size));
+  check_same_on_all_ranks(normalized);
+  for (auto& ranks : normalized) {
+    int32_t id = next_set_id_++;
+    sets_[id] = make_set(id, std::move(ranks));
+    cache_stats_[id] = std::make_unique<SetCache>();
+  }
+}
+
+void Engine::check_same_on_all_ranks(const std::vector<std::vector<int>>& sets) {
+  // AND of (h, ~h) over ranks: every h is equal exactly when the AND of h
+  // equals the complement of the AND of ~h (that is, the OR of h).
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (const auto& ranks : sets) {
+    mix(ranks.size());
+    for (int r : ranks) mix(static_cast<uint64_t>(r));
+  }
+  std::vector<uint64_t> words{h, ~h};
+  global_backend_->allreduce_and(words);
+  if (words[0] != ~words[1]) {
+    throw InvalidArgument("the process sets given to init differ between ranks; every rank must pass the same list");
+  }
+}
+
+std::shared_ptr<ProcessSet> Engine::make_set(int32_t id, std::vector<int> ranks) {
+  auto set = std::make_shared<ProcessSet>();
+  set->id = id;
+  set->ranks = std::move(ranks);
+  auto it = std::find(set->ranks.begin(), set->ranks.end(), config_.layout.rank);
+  if (it != set->ranks.end()) {
+    set->set_rank = static_cast<int>(it - set->ranks.begin());
+    if (id == 0) {
+      set->backend = global_backend_.get();
+    } else {
+      set->owned_backend = global_backend_->subgroup(set->ranks, static_cast<uint32_t>(id));
+      set->backend = set->owned_backend.get();
+    }
+    Controller::Settings settings;
+    settings.cache_capacity = config_.engine.cache_capacity;
+    settings.stall = {config_.engine.stall_check_enabled, config_.engine.stall_warning_time,
+                      config_.engine.stall_shutdown_time};
+    settings.on_stall_warning = options_.on_stall_warning;
+    set->controller = std::make_unique<Controller>(*set->backend, settings);
+  }
+  return set;
+}
+
+// --- enqueue -------------------------------------------------------------
+
+std::shared_ptr<ProcessSet> Engine::member_set(int32_t id) const {
+  auto it = sets_.find(id);
+  if (it == sets_.end()) throw InvalidArgument(fmt::format("process set {} does not exist", id));
+  if (!it->second->member()) {
+    throw InvalidArgument(fmt::format("rank {} is not a member of process set {} (ranks [{}])",
+                                      config_.layout.rank, id, fmt::join(it->second->ranks, ", ")));
+  }
+  return it->second;
+}
+
+std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
+                                    int32_t process_set) {
+  std::unique_lock lock(mutex_);
+  if (stopped_) {
+    Status status = failure_.ok() ? Status(StatusCode::kAborted, "Kolo has been shut down") : failure_;
+    return std::vector<Handle>(std::max<size_t>(tensors.size(), 1), failed_handle(status));
+  }
+  std::shared_ptr<ProcessSet> set = member_set(process_set);
+  std::vector<TensorEntry> entries;
+  std::vector<Handle> handles;
+  std::string group;
+  for (auto& tensor : tensors) {
+    TensorEntry entry;
+    entry.request = base;
+    entry.request.op = op;
+    entry.request.name = tensor.name.empty()
+                             ? fmt::format("{}.noname.{}", op_type_name(op),
+                                           ++set->unnamed_counters[static_cast<int>(op)])
+                             : tensor.name;
+    entry.request.dtype = tensor.dtype;
+    entry.request.shape = tensor.shape;
+    entry.request.device = tensor.device;
+    validate_request(entry.request, tensor.input, tensor.output, static_cast<int>(set->ranks.size()));
+    if (tensors.size() > 1) {
+      if (group.empty()) group = entry.request.name;
+      entry.request.group = group;
+      entry.request.group_size = static_cast<int32_t>(tensors.size());
+    }
+    entry.input = tensor.input;
+    entry.output = tensor.output;
+    entry.handle = std::make_shared<HandleState>();
+    handles.push_back(entry.handle);
+    entries.push_back(std::move(entry));
+  }
+  set->queue.push(std::move(entries));
+  return handles;
+}
+
+Handle Engine::allreduce(TensorArgs tensor, ReduceArgs reduce, int32_t process_set) {
+  return grouped_allreduce({std::move(tensor)}, reduce, process_set)[0];
+}
+
+std::vector<Handle> Engine::grouped_allreduce(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+                                              int32_t process_set) {
+  Request base;
+  base.reduce_op = reduce.op;
+  base.prescale = reduce.prescale;
+  base.postscale = reduce.postscale;
+  return enqueue(OpType::kAllreduce, std::move(tensors), base, process_set);
+}
+
+Handle Engine::allgather(TensorArgs tensor, int32_t process_set) {
+  return grouped_allgather({std::move(tensor)}, process_set)[0];
+}
+
+std::vector<Handle> Engine::grouped_allgather(std::vector<TensorArgs> tensors, int32_t process_set) {
+  return enqueue(OpType::kAllgather, std::move(tensors), Request{}, process_set);
+}
+
+Handle Engine::broadcast(TensorArgs tensor, int root, int32_t process_set) {
+  Request base;
+  base.root = root;
+  return enqueue(OpType::kBroadcast, {std::move(tensor)}, base, process_set)[0];
+}
+
+Handle Engine::alltoall(TensorArgs tensor, std::vector<int64_t> splits, int32_t process_set) {
+  Request base;
+  base.values = std::move(splits);
+  return enqueue(OpType::kAlltoall, {std::move(tensor)}, base, process_set)[0];
+}
+
+Handle Engine::reducescatter(TensorArgs tensor, ReduceArgs reduce, int32_t process_set) {
+  return grouped_reducescatter({std::move(tensor)}, reduce, process_set)[0];
+}
+
+std::vector<Handle> Engine::grouped_reducescatter(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+                                                  int32_t process_set) {
+  Request base;
+  base.reduce_op = reduce.op;
+  base.prescale = reduce.prescale;
+  base.postscale = reduce.postscale;
+  return enqueue(OpType::kReducescatter, std::move(tensors), base, process_set);
+}
+
+Handle Engine::barrier(int32_t process_set) {
+  TensorArgs none;
+  none.dtype = DataType::kUInt8;
+  none.shape = {0};
+  return enqueue(OpType::kBarrier, {none}, Request{}, process_set)[0];
+}
+
+Handle Engine::join(int32_t process_set) {
+  TensorArgs none;
+  none.name = "kolo.join";
+  none.dtype = DataType::kUInt8;
+  none.shape = {0};
+  return enqueue(OpType::kJoin, {none}, Request{}, process_set)[0];
+}
+
+Handle Engine::add_process_set(std::vector<int> ranks) {
+  std::vector<int> normalized = normalize_process_set_ranks(std::move(ranks), config_.layout.size);
+  Request base;
+  base.values.assign(normalized.begin(), normalized.end());
+  TensorArgs none;
+  none.dtype = DataType::kUInt8;
+  none.shape = {0};
+  return enqueue(OpType::kAddProcessSet, {none}, base, 0)[0];
+}
+
+Handle Engine::remove_process_set(int32_t id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (id == 0) throw InvalidArgument("the global process set (id 0) cannot be removed");
+    if (sets_.count(id) == 0) throw InvalidArgument(fmt::format("process set {} does not exist", id));
+  }
+  Request base;
+  base.values = {id};
+  TensorArgs none;
+  none.name = fmt::format("kolo.remove_process_set.{}", id);
+  none.dtype = DataType::kUInt8;
+  none.shape = {0};
+  return enqueue(OpType::kRemoveProcessSet, {none}, base, 0)[0];
+}
+
+std::vector<int32_t> Engine::process_set_ids() const {
+  std::lock_guard lock(mutex_);
+  std::vector<int32_t> ids;
+  for (const auto& [id, set] : sets_) ids.push_back(id);
+  return ids;
+}
+
+std::vector<int> Engine::process_set_ranks(int32_t id) const {
+  std::lock_guard lock(mutex_);
+  auto it = sets_.find(id);
+  if (it == sets_.end()) throw InvalidArgument(fmt::format("process set {} does not exist", id));
+  return it->second->ranks;
+}
+
+CacheStats Engine::cache_stats(int32_t process_set) const {
+  std::lock_guard lock(mutex_);
+  auto it = cache_stats_.find(process_set);
+  if (it == cache_stats_.end()) throw InvalidArgument(fmt::format("process set {} does not exist", process_set));
+  return {it->second->hits.load(), it->second->misses.load()};
+}
+
+void Engine::start_timeline(const std::string& path, bool mark_cycles) { timeline_.start(path, mark_cycles); }
+void Engine::stop_timeline() { timeline_.stop(); }
+
+Status Engine::health() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+// --- background thread ---------------------------------------------------
+
+void Engine::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    shutdown_requested_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  timeline_.stop();
+}
+
+void Engine::loop() {
+  Clock::time_point next_cycle = Clock::now();
+  try {
+    while (true) {
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait_until(lock, next_cycle, [this] { return shutdown_requested_; });
+      }
+      next_cycle = Clock::now() + config_.engine.cycle_time;
+      timeline_.mark_cycle_start();
+      if (!run_cycle()) break;
+    }
+    fail_everything(Status(StatusCode::kAborted, "Kolo has been shut down"), false);
+  } catch (...) {
+    Status status = status_from_current_exception();
+    KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, status.message());
+    // Tell the peers why, so their errors name the root cause too.
+    global_backend_->abort(status.message());
+    fail_everything(status, true);
+  }
+}
+
+bool Engine::run_cycle() {
+  std::shared_ptr<ProcessSet> global;
+  bool want_shutdown;
+  {
+    std::lock_guard lock(mutex_);
+    global = sets_.at(0);
+    want_shutdown = shutdown_requested_;
+  }
+  if (run_set(*global, want_shutdown)) return false;
+  // Taken after the global set ran: a set it added this cycle negotiates in
+  // this cycle on every member alike.
+  std::vector<std::shared_ptr<ProcessSet>> others;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, set] : sets_) {
+      if (id != 0 && set->member()) others.push_back(set);
+    }
+  }
+  for (auto& set : others) run_set(*set, false);
+  return true;
+}
+
+bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
+  std::vector<TensorEntry> entries = set.queue.pop_all();
+  if (timeline_.active()) {
+    for (const auto& entry : entries) {
+      timeline_.negotiate_start(entry.request.name, upper(op_type_name(entry.request.op)));
+    }
+  }
+  CycleOutcome outcome;
+  try {
+    outcome = set.controller->negotiate(std::move(entries), want_shutdown);
+  } catch (const Error& e) {
+    throw Error(e.code(), fmt::format("{} (during negotiation in process set {})", e.what(), set.id));
+  }
+  publish_cache_stats(set);
+  if (!outcome.stall_shutdown.empty()) throw AbortedError(outcome.stall_shutdown);
+  std::vector<Response> responses =
+      fuse_responses(std::move(outcome.responses), config_.engine.fusion_threshold_bytes);
+  if (timeline_.active()) {
+    // QUEUE: from negotiation's end until the response's turn comes.
+    for (const auto& response : responses) {
+      for (const auto& name : response.names) {
+        timeline_.negotiate_end(name);
+        timeline_.op_start(name, upper(op_type_name(response.op)));
+        timeline_.activity_start(name, "QUEUE");
+      }
+    }
+  }
+  for (const Response& response : responses) run_response(set, response, outcome.cacheable);
+  return outcome.shutdown;
+}
+
+void Engine::run_response(ProcessSet& set, const Response& response, bool cacheable) {
+  std::vector<std::optional<TensorEntry>> entries;
+  for (const auto& name : response.names) {
+    entries.push_back(set.controller->take_entry(response.op == OpType::kJoin ? "kolo.join" : name));
+    if (timeline_.active()) timeline_.activity_end(name);
+  }
+  auto finish = [&](const Status& status) {
+    if (timeline_.active()) {
+      for (const auto& name : response.names) timeline_.op_end(name);
+    }
+    for (auto& entry : entries) {
+      if (!entry) continue;
+      set.queue.release(entry->request.name);
+      entry->handle->complete(status);
+    }
+  };
+  if (response.kind == Response::Kind::kError) {
+    finish(Status(StatusCode::kInvalidArgument, response.error));
+    return;
+  }
+  switch (response.op) {
+    case OpType::kJoin:
+      if (entries[0]) entries[0]->handle->result().value = response.values.at(0);
+      finish(Status::Ok());
+      return;
+    case OpType::kAddProcessSet:
+    case OpType::kRemoveProcessSet:
+      run_set_change(response, entries[0] ? &*entries[0] : nullptr);
+      finish(Status::Ok());
+      return;
+    default:
+      break;
+  }
+  Executor(fusion_buffers_, &timeline_).run(*set.backend, response, entries);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i] && cacheable) set.controller->remember(entries[i]->request, single(response, i));
+  }
+  finish(Status::Ok());
+}
+
+void Engine::run_set_change(const Response& response, TensorEntry* entry) {
+  if (response.op == OpType::kAddProcessSet) {
+    int32_t id = next_set_id_++;
+    std::vector<int> ranks(response.values.begin(), response.values.end());
+    auto set = make_set(id, std::move(ranks));
+    std::lock_guard lock(mutex_);
+    sets_[id] = std::move(set);
+    cache_stats_[id] = std::make_unique<SetCache>();
+    if (entry) entry->handle->result().value = id;
+    return;
+  }
+  auto id = static_cast<int32_t>(response.values.at(0));
+  std::shared_ptr<ProcessSet> removed;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sets_.find(id);
+    if (it == sets_.end()) return;
+    removed = it->second;
+    sets_.erase(it);
+  }
+  Status status(StatusCode::kAborted, fmt::format("process set {} was removed", id));
+  removed->queue.fail_all(status);
+  if (removed->controller) removed->controller->fail_all(status);
+  if (entry) entry->handle->result().value = id;
+}
+
+void Engine::publish_cache_stats(const ProcessSet& set) {
+  std::lock_guard lock(mutex_);
+  auto& stats = *cache_stats_.at(set.id);
+  stats.hits = set.controller->cache().hits();
+  stats.misses = set.controller->cache().misses();
+}
+
+void Engine::fail_everything(const Status& status, bool job_failed) {
+  std::vector<std::shared_ptr<ProcessSet>> sets;
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    if (job_failed && failure_.ok()) failure_ = status;
+    for (const auto& [id, set] : sets_) sets.push_back(set);
+  }
+  for (auto& set : sets) {
+    set->queue.fail_all(status);
+    if (set->controller) set->controller->fail_all(status);
+  }
+}
+
+}  // namespace kolo::core

@@ -1,0 +1,160 @@
+// Engine: Horovod's core semantics for one process. Framework threads
+// enqueue named tensors in any order and get handles; one background thread
+// negotiates with the other ranks what is ready everywhere (per process
+// set), fuses small allreduces, runs the collectives and completes the
+// handles. See DESIGN.md, "The path of one gradient".
+//
+// No global state: everything lives in the Engine, so init -> shutdown ->
+// init works in one process (elastic training relies on it). Thread model:
+// every public method may be called from any thread; the controllers, the
+// response caches, the fusion buffers and the backends are touched only by
+// the background thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.h"
+#include "core/fusion.h"
+#include "core/handle_state.h"
+#include "core/message.h"
+#include "core/process_set.h"
+#include "core/timeline.h"
+#include "rendezvous/store.h"
+
+namespace kolo::core {
+
+using Handle = std::shared_ptr<HandleState>;
+
+struct TensorArgs {
+  std::string name;  // empty: matched with the other ranks by call order
+  const void* input = nullptr;
+  // Caller-owned output for allreduce and broadcast (may equal input);
+  // ignored by allgather, alltoall and reducescatter, whose output the
+  // engine allocates in the handle's result.
+  void* output = nullptr;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  int32_t device = kCpuDevice;
+};
+
+struct ReduceArgs {
+  ReduceOp op = ReduceOp::kAverage;
+  double prescale = 1.0;
+  double postscale = 1.0;
+};
+
+struct EngineOptions {
+  // Process sets created at init (ids 1, 2, ... in this order); every rank
+  // must pass the same list.
+  std::vector<std::vector<int>> process_sets;
+  // Called on the coordinator with each stall warning, after it is logged.
+  std::function<void(const std::string&)> on_stall_warning;
+  // Tests: meet in this store instead of the one the config names.
+  std::shared_ptr<rendezvous::Store> store;
+};
+
+struct CacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+};
+
+class Engine {
+ public:
+  // Joins the job the config describes and starts the background thread.
+  // Throws InvalidArgument for bad options, TimeoutError when peers do not
+  // show up within the start timeout.
+  explicit Engine(const Config& config, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Tells every rank to stop (they stop at the same cycle), fails what is
+  // still pending and joins the background thread. Idempotent.
+  void shutdown();
+
+  const RankLayout& layout() const { return config_.layout; }
+  const Config& config() const { return config_; }
+
+  // Enqueue: throw InvalidArgument for a call that can never work (bad
+  // shape, unsupported op, unknown set, name already in flight). Once the
+  // job has failed or shut down they return a handle already completed with
+  // that status.
+  Handle allreduce(TensorArgs tensor, ReduceArgs reduce, int32_t process_set = 0);
+  std::vector<Handle> grouped_allreduce(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+                                        int32_t process_set = 0);
+  Handle allgather(TensorArgs tensor, int32_t process_set = 0);
+  std::vector<Handle> grouped_allgather(std::vector<TensorArgs> tensors, int32_t process_set = 0);
+  Handle broadcast(TensorArgs tensor, int root, int32_t process_set = 0);
+  // splits: rows of the first dimension for each rank; empty = equal parts.
+  Handle alltoall(TensorArgs tensor, std::vector<int64_t> splits, int32_t process_set = 0);
+  Handle reducescatter(TensorArgs tensor, ReduceArgs reduce, int32_t process_set = 0);
+  std::vector<Handle> grouped_reducescatter(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+                                            int32_t process_set = 0);
+  Handle barrier(int32_t process_set = 0);
+  // Completes when every rank of the set has joined; result().value is the
+  // last rank to join.
+  Handle join(int32_t process_set = 0);
+  // Collective over all ranks; result().value is the new set's id.
+  Handle add_process_set(std::vector<int> ranks);
+  Handle remove_process_set(int32_t id);
+
+  std::vector<int32_t> process_set_ids() const;
+  // Throws InvalidArgument for an unknown id.
+  std::vector<int> process_set_ranks(int32_t id) const;
+
+  CacheStats cache_stats(int32_t process_set = 0) const;
+
+  void start_timeline(const std::string& path, bool mark_cycles);
+  void stop_timeline();
+
+  // Ok while running; the root cause once the job failed.
+  Status health() const;
+
+ private:
+  struct SetCache {
+    std::atomic<uint64_t> hits{0};
+    std::atomic<uint64_t> misses{0};
+  };
+
+  void connect(EngineOptions& options);
+  void check_same_on_all_ranks(const std::vector<std::vector<int>>& sets);
+  std::shared_ptr<ProcessSet> make_set(int32_t id, std::vector<int> ranks);
+  std::vector<Handle> enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
+                              int32_t process_set);
+  std::shared_ptr<ProcessSet> member_set(int32_t id) const;  // requires mutex_
+  void loop();
+  bool run_cycle();
+  bool run_set(ProcessSet& set, bool want_shutdown);
+  void run_response(ProcessSet& set, const Response& response, bool cacheable);
+  void run_set_change(const Response& response, TensorEntry* entry);
+  void fail_everything(const Status& status, bool job_failed);
+  void publish_cache_stats(const ProcessSet& set);
+
+  Config config_;
+  EngineOptions options_;
+  std::shared_ptr<rendezvous::Store> store_;
+  std::unique_ptr<backends::Backend> global_backend_;
+  FusionBuffers fusion_buffers_;
+  Timeline timeline_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::map<int32_t, std::shared_ptr<ProcessSet>> sets_;  // guarded by mutex_
+  std::map<int32_t, std::unique_ptr<SetCache>> cache_stats_;  // guarded by mutex_
+  int32_t next_set_id_ = 1;        // background thread
+  bool shutdown_requested_ = false;  // guarded by mutex_
+  bool stopped_ = false;             // guarded by mutex_: no more enqueues
+  Status failure_;                   // guarded by mutex_
+  std::thread thread_;
+};
+
+}  // namespace kolo::core

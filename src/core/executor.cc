@@ -1,0 +1,210 @@
+#include "core/executor.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+
+#include "common/error.h"
+#include "core/timeline.h"
+
+namespace kolo::core {
+namespace {
+
+backends::Reduction reduction_of(const Response& response) {
+  return {response.reduce_op, response.prescale, response.postscale};
+}
+
+size_t bytes_of(const std::vector<int64_t>& shape, DataType dtype) {
+  return static_cast<size_t>(num_elements(shape)) * dtype_size(dtype);
+}
+
+std::vector<int64_t> with_first_dim(std::vector<int64_t> shape, int64_t rows) {
+  if (shape.empty()) return {rows};
+  shape[0] = rows;
+  return shape;
+}
+
+std::string_view collective_activity(OpType op) {
+  switch (op) {
+    case OpType::kAllgather: return "ALLGATHER";
+    case OpType::kBroadcast: return "BROADCAST";
+    case OpType::kAlltoall: return "ALLTOALL";
+    case OpType::kReducescatter: return "REDUCESCATTER";
+    default: return "COLLECTIVE";
+  }
+}
+
+std::string describe(const Response& response) {
+  std::vector<std::string> quoted;
+  for (size_t i = 0; i < response.names.size() && i < 4; ++i) quoted.push_back("'" + response.names[i] + "'");
+  std::string more = response.names.size() > 4 ? fmt::format(" and {} more", response.names.size() - 4) : "";
+  return fmt::format("{} of {}{}", op_type_name(response.op), fmt::join(quoted, ", "), more);
+}
+
+}  // namespace
+
+// Marks an activity on the timeline row of every tensor of the response for
+// the lifetime of the object.
+class Executor::Activity {
+ public:
+  Activity(Timeline* timeline, const Response& response, std::string_view name)
+      : timeline_(timeline && timeline->active() ? timeline : nullptr), response_(response) {
+    if (timeline_) {
+      for (const auto& tensor : response_.names) timeline_->activity_start(tensor, name);
+    }
+  }
+  ~Activity() {
+    if (timeline_) {
+      for (const auto& tensor : response_.names) timeline_->activity_end(tensor);
+    }
+  }
+  Activity(const Activity&) = delete;
+  Activity& operator=(const Activity&) = delete;
+
+ private:
+  Timeline* timeline_;
+  const Response& response_;
+};
+
+void Executor::run(backends::Backend& backend, const Response& response,
+                   std::vector<std::optional<TensorEntry>>& entries) {
+  try {
+    switch (response.op) {
+      case OpType::kAllreduce:
+        allreduce(backend, response, entries);
+        return;
+      case OpType::kBarrier: {
+        Activity activity(timeline_, response, "BARRIER");
+        backend.barrier();
+        return;
+      }
+      default:
+        break;
+    }
+    // The other operations never fuse and never run on a joined rank.
+    if (entries.size() != 1 || !entries[0]) {
+      throw InternalError(fmt::format("{} reached a rank without its tensor", describe(response)));
+    }
+    TensorEntry& entry = *entries[0];
+    Activity activity(timeline_, response, collective_activity(response.op));
+    switch (response.op) {
+      case OpType::kAllgather: allgather(backend, response, entry); break;
+      case OpType::kBroadcast: broadcast(backend, response, entry); break;
+      case OpType::kAlltoall: alltoall(backend, response, entry); break;
+      case OpType::kReducescatter: reducescatter(backend, response, entry); break;
+      default:
+        throw InternalError(fmt::format("executor cannot run {}", describe(response)));
+    }
+  } catch (const Error& e) {
+    // The root cause (which peer, what happened) stays first; the tensor
+    // it happened during comes after.
+    throw Error(e.code(), fmt::format("{} (during {})", e.what(), describe(response)));
+  }
+}
+
+void Executor::allreduce(backends::Backend& backend, const Response& response,
+                         std::vector<std::optional<TensorEntry>>& entries) {
+  size_t element = dtype_size(response.dtype);
+  if (entries.size() == 1 && entries[0]) {
+    TensorEntry& entry = *entries[0];
+    Activity activity(timeline_, response, "ALLREDUCE");
+    backend.allreduce(entry.input, entry.output, static_cast<size_t>(num_elements(response.shapes[0])),
+                      response.dtype, reduction_of(response));
+    return;
+  }
+  size_t total = response_bytes(response);
+  std::byte* fused = buffers_.get(response.device, total);
+  size_t offset = 0;
+  auto copy_in = std::make_optional<Activity>(timeline_, response, "MEMCPY_IN_FUSION_BUFFER");
+  for (size_t i = 0; i < entries.size(); ++i) {
+    size_t bytes = bytes_of(response.shapes[i], response.dtype);
+    if (entries[i]) {
+      std::memcpy(fused + offset, entries[i]->input, bytes);
+    } else {
+      std::memset(fused + offset, 0, bytes);  // a joined rank adds nothing
+    }
+    offset += bytes;
+  }
+  copy_in.reset();
+  {
+    Activity activity(timeline_, response, "ALLREDUCE");
+    backend.allreduce(fused, fused, total / element, response.dtype, reduction_of(response));
+  }
+  Activity copy_out(timeline_, response, "MEMCPY_OUT_FUSION_BUFFER");
+  offset = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    size_t bytes = bytes_of(response.shapes[i], response.dtype);
+    if (entries[i]) std::memcpy(entries[i]->output, fused + offset, bytes);
+    offset += bytes;
+  }
+}
+
+void Executor::allgather(backends::Backend& backend, const Response& response, TensorEntry& entry) {
+  int64_t row = row_elements(entry.request.shape);
+  std::vector<size_t> counts;
+  int64_t rows = 0;
+  for (int64_t dim0 : response.values) {
+    counts.push_back(static_cast<size_t>(dim0 * row));
+    rows += dim0;
+  }
+  HandleResult& result = entry.handle->result();
+  result.shape = with_first_dim(entry.request.shape, rows);
+  result.data.resize(bytes_of(result.shape, response.dtype));
+  backend.allgatherv(entry.input, result.data.data(), counts, response.dtype);
+}
+
+void Executor::broadcast(backends::Backend& backend, const Response& response, TensorEntry& entry) {
+  size_t bytes = bytes_of(entry.request.shape, response.dtype);
+  if (backend.rank() == response.root && entry.output != entry.input) {
+    std::memcpy(entry.output, entry.input, bytes);
+  }
+  backend.broadcast(entry.output, static_cast<size_t>(num_elements(entry.request.shape)),
+                    response.dtype, response.root);
+}
+
+void Executor::alltoall(backends::Backend& backend, const Response& response, TensorEntry& entry) {
+  int n = backend.size();
+  int64_t row = row_elements(entry.request.shape);
+  std::vector<int64_t> send_rows = entry.request.values;
+  std::vector<int64_t> recv_rows(static_cast<size_t>(n), 0);
+  // Each rank learns how many rows every peer sends it before the data moves.
+  std::vector<size_t> ones(static_cast<size_t>(n), 1);
+  backend.alltoallv(send_rows.data(), ones, recv_rows.data(), ones, DataType::kInt64);
+  std::vector<size_t> send_counts, recv_counts;
+  int64_t total_rows = 0;
+  for (int r = 0; r < n; ++r) {
+    if (recv_rows[r] < 0) {
+      throw InternalError(fmt::format("alltoall: rank {} announced {} rows", r, recv_rows[r]));
+    }
+    send_counts.push_back(static_cast<size_t>(send_rows[r] * row));
+    recv_counts.push_back(static_cast<size_t>(recv_rows[r] * row));
+    total_rows += recv_rows[r];
+  }
+  HandleResult& result = entry.handle->result();
+  result.shape = with_first_dim(entry.request.shape, total_rows);
+  result.received_splits = recv_rows;
+  result.data.resize(bytes_of(result.shape, response.dtype));
+  backend.alltoallv(entry.input, send_counts, result.data.data(), recv_counts, response.dtype);
+}
+
+void Executor::reducescatter(backends::Backend& backend, const Response& response,
+                             TensorEntry& entry) {
+  int n = backend.size();
+  const auto& shape = entry.request.shape;
+  int64_t dim0 = shape.empty() ? 1 : shape[0];
+  int64_t row = row_elements(shape);
+  std::vector<size_t> counts;
+  for (int r = 0; r < n; ++r) {
+    int64_t rows = dim0 / n + (r < dim0 % n ? 1 : 0);
+    counts.push_back(static_cast<size_t>(rows * row));
+  }
+  HandleResult& result = entry.handle->result();
+  int64_t my_rows = dim0 / n + (backend.rank() < dim0 % n ? 1 : 0);
+  result.shape = with_first_dim(shape, my_rows);
+  result.data.resize(bytes_of(result.shape, response.dtype));
+  backend.reduce_scatterv(entry.input, result.data.data(), counts, response.dtype,
+                          reduction_of(response));
+}
+
+}  // namespace kolo::core

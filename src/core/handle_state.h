@@ -1,0 +1,59 @@
+// HandleState: the completion of one enqueued operation, shared by the
+// caller (who waits or polls) and the background thread (who completes it).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "kolo/status.h"
+
+namespace kolo::core {
+
+// What an operation produced besides the caller's own output buffer.
+struct HandleResult {
+  // Outputs whose size only negotiation knows (allgather, alltoall,
+  // reducescatter) are allocated here.
+  std::vector<std::byte> data;
+  std::vector<int64_t> shape;
+  // Alltoall: rows received from each rank.
+  std::vector<int64_t> received_splits;
+  // Join: the last rank to join. Process set add: the new set's id.
+  int64_t value = -1;
+};
+
+class HandleState {
+ public:
+  using Callback = std::function<void(const Status&)>;
+
+  // Marks the operation finished. The first call wins; later ones are
+  // ignored (a response and a shutdown can race to finish a handle).
+  void complete(Status status);
+  bool done() const;
+  // Waits up to `timeout`; true once done.
+  bool wait_for(std::chrono::nanoseconds timeout) const;
+  void wait() const;
+  // Valid once done().
+  Status status() const;
+  // Written by the background thread before complete(); read by the caller
+  // after done() (complete() publishes it).
+  HandleResult& result() { return result_; }
+  const HandleResult& result() const { return result_; }
+  // Runs `callback` on completion (at once if already done), on the
+  // completing thread; bindings use it to wake event loops.
+  void on_complete(Callback callback);
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable done_cv_;
+  bool done_ = false;
+  Status status_;
+  Callback callback_;
+  HandleResult result_;
+};
+
+}  // namespace kolo::core

@@ -1,0 +1,87 @@
+#include "core/tensor_validation.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <numeric>
+
+#include "common/error.h"
+#include "core/tensor_entry.h"
+
+namespace kolo::core {
+namespace {
+
+bool needs_data(OpType op) {
+  switch (op) {
+    case OpType::kAllreduce:
+    case OpType::kAllgather:
+    case OpType::kBroadcast:
+    case OpType::kAlltoall:
+    case OpType::kReducescatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool engine_allocates_output(OpType op) {
+  return op == OpType::kAllgather || op == OpType::kAlltoall || op == OpType::kReducescatter;
+}
+
+}  // namespace
+
+void validate_request(Request& request, const void* input, const void* output, int set_size) {
+  const std::string& name = request.name;
+  auto fail = [&](const std::string& why) {
+    throw InvalidArgument(fmt::format("{} of tensor '{}': {}", op_type_name(request.op), name, why));
+  };
+  if (!needs_data(request.op)) return;
+  if (request.device != kCpuDevice) {
+    fail(fmt::format("the tensor is on cuda:{}, but this Kolo was built without GPU support",
+                     request.device));
+  }
+  for (int64_t dim : request.shape) {
+    if (dim < 0) fail(fmt::format("shape [{}] has a negative dimension", fmt::join(request.shape, ", ")));
+  }
+  bool has_rows = request.op == OpType::kAllgather || request.op == OpType::kAlltoall ||
+                  request.op == OpType::kReducescatter;
+  if (has_rows && request.shape.empty()) fail("a scalar has no first dimension to split or gather along");
+  int64_t elements = num_elements(request.shape);
+  if (elements > 0 && input == nullptr) fail("the input pointer is null");
+  if (elements > 0 && !engine_allocates_output(request.op) && output == nullptr) {
+    fail("the output pointer is null");
+  }
+  if (request.op == OpType::kAllreduce || request.op == OpType::kReducescatter) {
+    if (!reduce_op_supported(request.reduce_op, request.dtype)) {
+      fail(fmt::format("reduce op {} is not defined for {}", reduce_op_name(request.reduce_op),
+                       dtype_name(request.dtype)));
+    }
+  }
+  if (request.op == OpType::kBroadcast && (request.root < 0 || request.root >= set_size)) {
+    fail(fmt::format("root rank {} is outside the process set of {} ranks", request.root, set_size));
+  }
+  if (request.op == OpType::kAlltoall) {
+    int64_t rows = request.shape[0];
+    auto& splits = request.values;
+    if (splits.empty()) {
+      if (rows % set_size != 0) {
+        fail(fmt::format("first dimension {} does not divide into {} equal parts; pass splits", rows,
+                         set_size));
+      }
+      splits.assign(static_cast<size_t>(set_size), rows / set_size);
+    }
+    if (static_cast<int>(splits.size()) != set_size) {
+      fail(fmt::format("{} splits given for {} ranks", splits.size(), set_size));
+    }
+    for (int64_t s : splits) {
+      if (s < 0) fail(fmt::format("splits [{}] have a negative entry", fmt::join(splits, ", ")));
+    }
+    int64_t sum = std::accumulate(splits.begin(), splits.end(), int64_t{0});
+    if (sum != rows) {
+      fail(fmt::format("splits [{}] add up to {}, but the first dimension is {}",
+                       fmt::join(splits, ", "), sum, rows));
+    }
+  }
+}
+
+}  // namespace kolo::core
