@@ -1,5 +1,9 @@
 #include "core/controller.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "common/check.h"
 #include "common/logging.h"
 
@@ -189,6 +193,16 @@ void Controller::remember(const Request& request, const Response& single) {
   if (ResponseCache::cacheable(request) && single.kind == Response::Kind::kRun) {
     cache_.put(request, single);
   }
+}
+
+std::string Controller::describe_pending() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : pending_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < 4; ++i) text += (i > 0 ? ", '" : "'") + names[i] + "'";
+  if (names.size() > 4) text += fmt::format(" and {} more", names.size() - 4);
+  return text;
 }
 
 std::vector<std::string> Controller::fail_all(const Status& status) {

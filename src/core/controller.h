@@ -67,6 +67,9 @@ class Controller {
   // Fails every held entry with `status`; returns their names.
   std::vector<std::string> fail_all(const Status& status);
 
+  // "'a', 'b' and 3 more": the tensors waiting here, for error messages.
+  std::string describe_pending() const;
+
   const ResponseCache& cache() const { return cache_; }
   bool any_joined() const { return !joined_.empty(); }
 

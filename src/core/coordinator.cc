@@ -235,8 +235,8 @@ std::optional<std::string> Coordinator::check_stalls(Clock::time_point now, Resp
     for (const auto& request : entry.by_rank) {
       if (request) any = &*request;
     }
-    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(waited).count();
-    stalled.push_back({entry.arrival, fmt::format("'{}' ({}, waiting {} s) is missing from {}", name,
+    double seconds = std::chrono::duration<double>(waited).count();
+    stalled.push_back({entry.arrival, fmt::format("'{}' ({}, waiting {:.1f} s) is missing from {}", name,
                                                   op_type_name(any->op), seconds, missing_ranks(entry))});
   }
   if (stalled.empty()) return std::nullopt;
@@ -246,17 +246,17 @@ std::optional<std::string> Coordinator::check_stalls(Clock::time_point now, Resp
   std::string report = fmt::format("{}", fmt::join(lines, "; "));
   if (past_shutdown) {
     list.stall_shutdown = fmt::format(
-        "stalled operations passed the stall shutdown time ({} s): {}",
-        std::chrono::duration_cast<std::chrono::seconds>(stall_.shutdown_time).count(), report);
+        "stalled operations passed the stall shutdown time ({:g} s): {}",
+        std::chrono::duration<double>(stall_.shutdown_time).count(), report);
   }
   if (last_warning_ != Clock::time_point{} && now - last_warning_ < stall_.warning_time) {
     return std::nullopt;
   }
   last_warning_ = now;
   return fmt::format(
-      "stalled operations: some ranks have not submitted them for over {} s (are the ranks "
+      "stalled operations: some ranks have not submitted them for over {:g} s (are the ranks "
       "running different code paths?): {}",
-      std::chrono::duration_cast<std::chrono::seconds>(stall_.warning_time).count(), report);
+      std::chrono::duration<double>(stall_.warning_time).count(), report);
 }
 
 }  // namespace kolo::core

@@ -363,7 +363,9 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   try {
     outcome = set.controller->negotiate(std::move(entries), want_shutdown);
   } catch (const Error& e) {
-    throw Error(e.code(), fmt::format("{} (during negotiation in process set {})", e.what(), set.id));
+    std::string pending = set.controller->describe_pending();
+    throw Error(e.code(), fmt::format("{} (during negotiation in process set {}{})", e.what(), set.id,
+                                      pending.empty() ? "" : "; pending: " + pending));
   }
   publish_cache_stats(set);
   if (!outcome.stall_shutdown.empty()) throw AbortedError(outcome.stall_shutdown);
@@ -416,7 +418,14 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     default:
       break;
   }
-  Executor(fusion_buffers_, &timeline_).run(*set.backend, response, entries);
+  try {
+    Executor(fusion_buffers_, &timeline_).run(*set.backend, response, entries);
+  } catch (...) {
+    // These entries already left the controller: fail them here, or their
+    // handles would never complete.
+    finish(status_from_current_exception());
+    throw;
+  }
   for (size_t i = 0; i < entries.size(); ++i) {
     if (entries[i] && cacheable) set.controller->remember(entries[i]->request, single(response, i));
   }

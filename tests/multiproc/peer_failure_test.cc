@@ -98,6 +98,30 @@ TEST_F(PeerFailureTest, StoppedRankFailsEverySurvivorWithinTheTimeout) {
   ranks_[1]->signal(SIGKILL);
 }
 
+TEST_F(PeerFailureTest, EngineRankKilledMidStepFailsSurvivorsWithRankHostAndTensor) {
+  start_ranks(3, "20", {{"KOLO_TEST_MODE", "engine"}});
+  wait_until_running();
+  ranks_[1]->signal(SIGKILL);
+  expect_survivors_fail(1, 10s, "rank 1 (host");
+  for (int r : {0, 2}) {
+    std::string err = ranks_[r]->stderr_text();
+    // Killed during a collective or a negotiation with tensors pending, the
+    // message names them; killed between steps, it names the negotiation.
+    bool names_context = err.find("'grad.fc1.") != std::string::npos ||
+                         err.find("(during negotiation in process set 0)") != std::string::npos;
+    EXPECT_TRUE(names_context) << err;
+    EXPECT_NE(err.find("later operation failed with the same root cause"), std::string::npos) << err;
+  }
+}
+
+TEST_F(PeerFailureTest, EngineRankStoppedFailsSurvivorsWithinThePeerTimeout) {
+  start_ranks(3, "60", {{"KOLO_TEST_MODE", "engine"}, {"KOLO_PEER_TIMEOUT_SECONDS", "2"}});
+  wait_until_running();
+  ranks_[2]->signal(SIGSTOP);
+  expect_survivors_fail(2, 15s, "rank 2 (host");
+  ranks_[2]->signal(SIGKILL);
+}
+
 TEST_F(PeerFailureTest, WorkerWithTheWrongSecretIsRejectedWithAClearMessage) {
   start_ranks(2, "20", {{"KOLO_SECRET", "not-the-job-secret"}, {"KOLO_TEST_ITERATIONS", "1"}});
   for (auto& rank : ranks_) {
@@ -109,8 +133,10 @@ TEST_F(PeerFailureTest, WorkerWithTheWrongSecretIsRejectedWithAClearMessage) {
   }
 }
 
-TEST_F(PeerFailureTest, HealthyRanksFinish) {
-  start_ranks(3, "20", {{"KOLO_TEST_ITERATIONS", "5"}});
+class HealthyRanks : public PeerFailureTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(HealthyRanks, Finish) {
+  start_ranks(3, "20", {{"KOLO_TEST_ITERATIONS", "5"}, {"KOLO_TEST_MODE", GetParam()}});
   for (auto& rank : ranks_) {
     auto status = rank->wait_for(30s);
     ASSERT_TRUE(status.has_value()) << "rank still running after 30 s";
@@ -118,6 +144,8 @@ TEST_F(PeerFailureTest, HealthyRanksFinish) {
     EXPECT_NE(rank->stdout_text().find("iteration 5 ok"), std::string::npos);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(CollectivesAndEngine, HealthyRanks, ::testing::Values("collectives", "engine"));
 
 }  // namespace
 }  // namespace kolo

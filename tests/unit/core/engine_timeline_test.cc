@@ -1,0 +1,95 @@
+// The engine's timeline: every phase of a tensor's path appears, the file
+// is valid JSON after shutdown, and it can be started and stopped at run
+// time.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "support/engine_ranks.h"
+
+namespace kolo::core {
+namespace {
+
+using testing::run_engines;
+using testing::wait_for;
+
+std::string temp_path(const std::string& tag) {
+  return "/tmp/kolo-engine-timeline-" + std::to_string(getpid()) + "-" + tag + ".json";
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+std::set<std::string> event_names(const nlohmann::json& trace) {
+  std::set<std::string> names;
+  for (const auto& event : trace) {
+    if (event.contains("name")) names.insert(event["name"].get<std::string>());
+  }
+  return names;
+}
+
+void fused_steps(Engine& engine, int rank, int steps) {
+  for (int step = 0; step < steps; ++step) {
+    std::vector<std::vector<float>> bufs(4, std::vector<float>(8, 1.0f));
+    std::vector<TensorArgs> tensors;
+    for (int t = 0; t < 4; ++t) {
+      tensors.push_back({"layer" + std::to_string(t), bufs[t].data(), bufs[t].data(), DataType::kFloat32, {8}, kCpuDevice});
+    }
+    for (auto& h : engine.grouped_allreduce(tensors, {ReduceOp::kSum})) ASSERT_TRUE(wait_for(h).ok());
+    std::vector<float> big(16, 1.0f);
+    auto h = engine.broadcast({"big", big.data(), big.data(), DataType::kFloat32, {16}, kCpuDevice}, 0);
+    ASSERT_TRUE(wait_for(h).ok());
+  }
+}
+
+TEST(EngineTimeline, ContainsEveryPhaseAndParsesAfterShutdown) {
+  std::string path = temp_path("init");
+  testing::EngineRunOptions run;
+  run.configure = [&](Config& c) {
+    if (c.layout.rank == 0) {
+      c.engine.timeline_path = path;
+      c.engine.timeline_mark_cycles = true;
+    }
+  };
+  run_engines(2, [](Engine& engine, int rank) { fused_steps(engine, rank, 3); }, run);
+  nlohmann::json trace = read_json(path);
+  ASSERT_TRUE(trace.is_array());
+  auto names = event_names(trace);
+  for (const char* phase : {"NEGOTIATE_ALLREDUCE", "ALLREDUCE", "QUEUE", "MEMCPY_IN_FUSION_BUFFER",
+                            "MEMCPY_OUT_FUSION_BUFFER", "NEGOTIATE_BROADCAST", "BROADCAST", "CYCLE_START"}) {
+    EXPECT_EQ(names.count(phase), 1u) << "missing phase " << phase;
+  }
+  std::set<std::string> rows;
+  for (const auto& event : trace) {
+    if (event.value("name", "") == "process_name") rows.insert(event["args"]["name"].get<std::string>());
+  }
+  for (const char* tensor : {"layer0", "layer3", "big"}) EXPECT_EQ(rows.count(tensor), 1u) << tensor;
+  std::remove(path.c_str());
+}
+
+TEST(EngineTimeline, StartedAndStoppedAtRunTime) {
+  std::string path = temp_path("runtime");
+  run_engines(2, [&](Engine& engine, int rank) {
+    fused_steps(engine, rank, 1);
+    if (rank == 0) engine.start_timeline(path, false);
+    fused_steps(engine, rank, 2);
+    if (rank == 0) engine.stop_timeline();
+    fused_steps(engine, rank, 1);
+  });
+  nlohmann::json trace = read_json(path);
+  auto names = event_names(trace);
+  EXPECT_EQ(names.count("ALLREDUCE"), 1u);
+  EXPECT_EQ(names.count("CYCLE_START"), 0u);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace kolo::core
