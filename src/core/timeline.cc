@@ -133,9 +133,10 @@ class Timeline::TraceFormatter {
         row->negotiating = true;
         break;
       case Kind::kRankReady:
-        line() += fmt::format(R"({{"name":"{0}","ph":"i","s":"t","ts":{1},"pid":{2},"tid":{2},)"
-                              R"("args":{{"rank":{0}}}}})" "\n",
-                              event.rank, ts, row->pid);
+        fmt::format_to(std::back_inserter(line()),
+                       R"({{"name":"{0}","ph":"i","s":"t","ts":{1},"pid":{2},"tid":{2},)"
+                       R"("args":{{"rank":{0}}}}})" "\n",
+                       event.rank, ts, row->pid);
         break;
       case Kind::kNegotiateEnd:
         if (row->negotiating) end_all(*row, ts);
@@ -202,9 +203,10 @@ class Timeline::TraceFormatter {
     fmt::format_to(std::back_inserter(out_), R"("pid":{0},"tid":{0},"args":{{"name":)", row.pid);
     append_json_string(out_, tensor);
     out_ += "}}\n";
-    line() += fmt::format(R"({{"name":"process_sort_index","ph":"M","pid":{0},"tid":{0},)"
-                          R"("args":{{"sort_index":{0}}}}})" "\n",
-                          row.pid);
+    fmt::format_to(std::back_inserter(line()),
+                   R"({{"name":"process_sort_index","ph":"M","pid":{0},"tid":{0},)"
+                   R"("args":{{"sort_index":{0}}}}})" "\n",
+                   row.pid);
     return &row;
   }
 

@@ -17,10 +17,10 @@
 // than stalling the engine on a slow disk.
 //
 // Rows stay well formed whatever the caller does: the writer tracks the open
-// spans of each tensor, so a start closes what the previous one left open, an
-// end with nothing to end (its start was dropped or went to an earlier file)
-// is skipped, and stop() ends every open span. B/E events therefore always
-// nest and balance per row.
+// spans of each tensor, so a negotiation or op start first ends what the
+// tensor still had open, an end with nothing to end (its start was dropped or
+// went to an earlier file) is skipped, and stop() ends every open span. B/E
+// events therefore always nest and balance per row.
 //
 // File format, chosen so that a crash leaves a file viewers still read:
 //   [
@@ -28,12 +28,14 @@
 //   ,{next event}
 //   ...
 //   ]
-// The first line is written before start() returns, every event is one line,
-// and every line after the first event's begins with the comma that separates
-// it from the one before. stop() appends the final "]". A killed process
-// leaves the file without it: viewers accept that as is, and for a strict JSON
-// parser the repair is to drop any text after the last newline (a line cut
-// short mid-write) and append "]".
+// The first line is written before start() returns and each event is one
+// line; every event line but the first begins with the comma that separates
+// it from the previous event. stop() appends the final "]" line, so a file
+// whose last line is "]" is complete. A killed process leaves the file
+// without it, which the format allows and chrome://tracing accepts as is.
+// Since no event line ends in a comma, the repair for a stricter reader (a
+// JSON parser; some Perfetto versions) is just to drop any text after the
+// last newline (a line cut short mid-write) and append "]".
 #pragma once
 
 #include <atomic>
