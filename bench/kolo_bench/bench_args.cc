@@ -40,10 +40,15 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   std::string collective = "allreduce", dtype = "float32", op = "sum";
   std::string min_text = "8", max_text = "64M";
   int check = 1;
+  std::string tensor_bytes_text = "16K";
   app.add_option("collective", collective,
-                 "allreduce, allgather, broadcast, alltoall or reducescatter")
+                 "allreduce, allgather, broadcast, alltoall, reducescatter, or engine (many "
+                 "small allreduces through the engine against one raw allreduce of their total)")
       ->check(CLI::IsMember({"allreduce", "allgather", "broadcast", "alltoall", "reducescatter",
-                             "reduce_scatter"}));
+                             "reduce_scatter", "engine"}));
+  app.add_option("--tensors", a.tensors, "engine mode: tensors per step")->check(CLI::Range(1, 100000));
+  app.add_option("--tensor-bytes", tensor_bytes_text, "engine mode: bytes per tensor")
+      ->transform(size_validator());
   app.add_option("--np", a.np, "start this many local ranks (spelled -np too)")->check(CLI::Range(1, 512));
   app.add_option("-b,--minbytes", min_text, "smallest size")->transform(size_validator());
   app.add_option("-e,--maxbytes", max_text, "largest size")->transform(size_validator());
@@ -73,7 +78,11 @@ BenchArgs parse_bench_args(int argc, char** argv) {
     fmt::print(stderr, "kolo-bench: {}\n", message);
     std::exit(2);
   };
-  parse_collective(collective, &a.collective);
+  a.engine = collective == "engine";
+  if (!a.engine) parse_collective(collective, &a.collective);
+  a.tensor_bytes = *env::parse_size(tensor_bytes_text);
+  if (a.engine && (a.tensor_bytes == 0 || a.tensor_bytes % 4 != 0))
+    fail("--tensor-bytes must be a positive multiple of 4 (float32 elements)");
   auto parsed_type = parse_dtype(dtype);
   if (!parsed_type) fail("unknown datatype '" + dtype + "'");
   a.dtype = *parsed_type;
@@ -82,8 +91,9 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   a.op = *parsed_op;
   if (!reduce_op_supported(a.op, a.dtype))
     fail(fmt::format("reduction '{}' is not defined for {}", op, dtype));
-  a.min_bytes = std::stoull(min_text);
-  a.max_bytes = std::stoull(max_text);
+  // Defaults skip the option's transform, so parse here rather than stoull.
+  a.min_bytes = *env::parse_size(min_text);
+  a.max_bytes = *env::parse_size(max_text);
   if (a.min_bytes > a.max_bytes) fail(fmt::format("-b {} is larger than -e {}", min_text, max_text));
   a.check = check == 1;
   return a;

@@ -24,6 +24,11 @@ struct BenchArgs {
   int root = 0;
   std::string algorithm = "auto";  // allreduce: ring, recursive_doubling; broadcast: tree, pipelined
   double timeout_seconds = 0;      // whole-run limit when launching with -np; 0 = none
+  // "engine" mode: steps of `tensors` allreduces of `tensor_bytes` each
+  // through the engine, against one raw allreduce of the total.
+  bool engine = false;
+  int tensors = 200;
+  size_t tensor_bytes = 16 * 1024;
 };
 
 // Parses argv. On --help prints usage and exits 0; on bad input prints the

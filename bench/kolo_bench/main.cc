@@ -11,6 +11,7 @@
 #include "core/world.h"
 #include "kolo_bench/bench_args.h"
 #include "kolo_bench/collective_case.h"
+#include "kolo_bench/engine_case.h"
 #include "runner/local_launcher.h"
 
 namespace kolo::bench {
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
   bench::BenchArgs args = bench::parse_bench_args(argc, argv);
   try {
     if (args.np > 0) return bench::run_launcher(args, argc, argv);
+    if (args.engine) return bench::run_engine_rank(args);
     return bench::run_rank(args);
   } catch (const Error& e) {
     fmt::print(stderr, "kolo-bench: {}\n", e.status().ToString());

@@ -31,10 +31,20 @@ std::shared_ptr<rendezvous::Store> connect_store(const Config& config) {
   return std::make_shared<rendezvous::TcpStoreClient>(options);
 }
 
+// Tensor i of a fused response as a response of its own (for the cache).
 Response single(const Response& fused, size_t i) {
-  Response one = fused;
+  Response one;
+  one.kind = fused.kind;
+  one.op = fused.op;
   one.names = {fused.names[i]};
+  one.dtype = fused.dtype;
+  one.reduce_op = fused.reduce_op;
+  one.prescale = fused.prescale;
+  one.postscale = fused.postscale;
+  one.root = fused.root;
+  one.device = fused.device;
   one.shapes = {fused.shapes[i]};
+  one.values = fused.values;
   return one;
 }
 
