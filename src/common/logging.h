@@ -22,6 +22,7 @@ void log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
 
 }  // namespace kolo
 
+#define KOLO_LOG_TRACE(...) ::kolo::log(::kolo::LogLevel::kTrace, __VA_ARGS__)
 #define KOLO_LOG_DEBUG(...) ::kolo::log(::kolo::LogLevel::kDebug, __VA_ARGS__)
 #define KOLO_LOG_INFO(...) ::kolo::log(::kolo::LogLevel::kInfo, __VA_ARGS__)
 #define KOLO_LOG_WARNING(...) ::kolo::log(::kolo::LogLevel::kWarning, __VA_ARGS__)

@@ -65,9 +65,7 @@ Handle failed_handle(const Status& status) {
 Engine::Engine(const Config& config, EngineOptions options) : config_(config), options_(std::move(options)) {
   connect(options_);
   thread_ = std::thread([this] { loop(); });
-  if (!config_.engine.timeline_path.empty()) {
-    timeline_.start(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
-  }
+  if (!config_.engine.timeline_path.empty()) start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
 }
 
 Engine::~Engine() { shutdown(); }
@@ -188,6 +186,9 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     entries.push_back(std::move(entry));
   }
   set->queue.push(std::move(entries));
+  last_enqueue_ = Clock::now();
+  lock.unlock();
+  wake_.notify_one();
   return handles;
 }
 
@@ -298,7 +299,11 @@ CacheStats Engine::cache_stats(int32_t process_set) const {
   return {it->second->hits.load(), it->second->misses.load()};
 }
 
-void Engine::start_timeline(const std::string& path, bool mark_cycles) { timeline_.start(path, mark_cycles); }
+void Engine::start_timeline(const std::string& path, bool mark_cycles) {
+  // As in Horovod, rank 0 writes the timeline: every rank gets the same
+  // KOLO_TIMELINE, and one file per job is what users open.
+  if (config_.layout.rank == 0) timeline_.start(path, mark_cycles);
+}
 void Engine::stop_timeline() { timeline_.stop(); }
 
 Status Engine::health() const {
@@ -318,14 +323,32 @@ void Engine::shutdown() {
   timeline_.stop();
 }
 
+void Engine::wait_for_cycle(Clock::time_point deadline) {
+  // A cycle starts at the deadline, or earlier once a burst of enqueues has
+  // settled (nothing new for a tenth of the cycle time): a training step
+  // submits its gradients in a burst, and waiting out the rest of the cycle
+  // would only add latency. Ranks that start early just wait inside the
+  // negotiation for the others.
+  const auto settle = config_.engine.cycle_time / 10;
+  std::unique_lock lock(mutex_);
+  while (!shutdown_requested_) {
+    auto now = Clock::now();
+    if (now >= deadline) break;
+    auto wake_at = deadline;
+    if (last_enqueue_ > last_cycle_start_) {
+      if (now >= last_enqueue_ + settle) break;
+      wake_at = std::min(deadline, last_enqueue_ + settle);
+    }
+    wake_.wait_until(lock, wake_at);
+  }
+  last_cycle_start_ = Clock::now();
+}
+
 void Engine::loop() {
   Clock::time_point next_cycle = Clock::now();
   try {
     while (true) {
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait_until(lock, next_cycle, [this] { return shutdown_requested_; });
-      }
+      wait_for_cycle(next_cycle);
       next_cycle = Clock::now() + config_.engine.cycle_time;
       timeline_.mark_cycle_start();
       if (!run_cycle()) break;
@@ -381,6 +404,12 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   if (!outcome.stall_shutdown.empty()) throw AbortedError(outcome.stall_shutdown);
   std::vector<Response> responses =
       fuse_responses(std::move(outcome.responses), config_.engine.fusion_threshold_bytes);
+  if (!responses.empty() && log_threshold() <= LogLevel::kTrace) {
+    size_t tensors = 0;
+    for (const auto& r : responses) tensors += r.names.size();
+    KOLO_LOG_TRACE("rank {} set {}: cycle runs {} tensors in {} collectives", config_.layout.rank, set.id,
+                   tensors, responses.size());
+  }
   if (timeline_.active()) {
     // QUEUE: from negotiation's end until the response's turn comes.
     for (const auto& response : responses) {

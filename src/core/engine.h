@@ -113,6 +113,7 @@ class Engine {
 
   CacheStats cache_stats(int32_t process_set = 0) const;
 
+  // Rank 0 writes the job's timeline; on other ranks these do nothing.
   void start_timeline(const std::string& path, bool mark_cycles);
   void stop_timeline();
 
@@ -131,6 +132,7 @@ class Engine {
   std::vector<Handle> enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
                               int32_t process_set);
   std::shared_ptr<ProcessSet> member_set(int32_t id) const;  // requires mutex_
+  void wait_for_cycle(std::chrono::steady_clock::time_point deadline);
   void loop();
   bool run_cycle();
   bool run_set(ProcessSet& set, bool want_shutdown);
@@ -153,6 +155,8 @@ class Engine {
   int32_t next_set_id_ = 1;        // background thread
   bool shutdown_requested_ = false;  // guarded by mutex_
   bool stopped_ = false;             // guarded by mutex_: no more enqueues
+  std::chrono::steady_clock::time_point last_enqueue_{};     // guarded by mutex_
+  std::chrono::steady_clock::time_point last_cycle_start_{}; // guarded by mutex_
   Status failure_;                   // guarded by mutex_
   std::thread thread_;
 };
