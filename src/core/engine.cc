@@ -54,12 +54,6 @@ std::string upper(std::string_view text) {
   return out;
 }
 
-Handle failed_handle(const Status& status) {
-  auto handle = std::make_shared<HandleState>();
-  handle->complete(status);
-  return handle;
-}
-
 }  // namespace
 
 Engine::Engine(const Config& config, EngineOptions options) : config_(config), options_(std::move(options)) {
@@ -154,10 +148,7 @@ std::shared_ptr<ProcessSet> Engine::member_set(int32_t id) const {
 std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
                                     int32_t process_set) {
   std::unique_lock lock(mutex_);
-  if (stopped_) {
-    Status status = failure_.ok() ? Status(StatusCode::kAborted, "Kolo has been shut down") : failure_;
-    return std::vector<Handle>(std::max<size_t>(tensors.size(), 1), failed_handle(status));
-  }
+  // Bad arguments are reported as such even after the job stopped.
   std::shared_ptr<ProcessSet> set = member_set(process_set);
   std::vector<TensorEntry> entries;
   std::vector<Handle> handles;
@@ -184,6 +175,11 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     entry.handle = std::make_shared<HandleState>();
     handles.push_back(entry.handle);
     entries.push_back(std::move(entry));
+  }
+  if (stopped_) {
+    Status status = failure_.ok() ? Status(StatusCode::kAborted, "Kolo has been shut down") : failure_;
+    for (auto& handle : handles) handle->complete(status);
+    return handles;
   }
   set->queue.push(std::move(entries));
   last_enqueue_ = Clock::now();
@@ -353,7 +349,12 @@ void Engine::loop() {
       timeline_.mark_cycle_start();
       if (!run_cycle()) break;
     }
-    fail_everything(Status(StatusCode::kAborted, "Kolo has been shut down"), false);
+    if (!stall_shutdown_.ok()) {
+      KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, stall_shutdown_.message());
+      fail_everything(stall_shutdown_, true);
+    } else {
+      fail_everything(Status(StatusCode::kAborted, "Kolo has been shut down"), false);
+    }
   } catch (...) {
     Status status = status_from_current_exception();
     KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, status.message());
@@ -401,7 +402,12 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
                                       pending.empty() ? "" : "; pending: " + pending));
   }
   publish_cache_stats(set);
-  if (!outcome.stall_shutdown.empty()) throw AbortedError(outcome.stall_shutdown);
+  if (!outcome.stall_shutdown.empty()) {
+    // Every rank got this text in the same response list, so each stops on
+    // its own; aborting the transport would race the others' receipt of it.
+    stall_shutdown_ = Status(StatusCode::kAborted, outcome.stall_shutdown);
+    return true;
+  }
   std::vector<Response> responses =
       fuse_responses(std::move(outcome.responses), config_.engine.fusion_threshold_bytes);
   if (!responses.empty() && log_threshold() <= LogLevel::kTrace) {

@@ -77,8 +77,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Tells every rank to stop (they stop at the same cycle), fails what is
-  // still pending and joins the background thread. Idempotent.
+  // Tells every rank to stop (they all stop at the same cycle, as in
+  // Horovod: one rank's shutdown ends the job's collectives everywhere),
+  // fails what is still pending and joins the background thread.
+  // Idempotent.
   void shutdown();
 
   const RankLayout& layout() const { return config_.layout; }
@@ -158,6 +160,7 @@ class Engine {
   std::chrono::steady_clock::time_point last_enqueue_{};     // guarded by mutex_
   std::chrono::steady_clock::time_point last_cycle_start_{}; // guarded by mutex_
   Status failure_;                   // guarded by mutex_
+  Status stall_shutdown_;            // background thread
   std::thread thread_;
 };
 

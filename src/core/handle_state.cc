@@ -22,6 +22,11 @@ bool HandleState::done() const {
 
 bool HandleState::wait_for(std::chrono::nanoseconds timeout) const {
   std::unique_lock lock(mutex_);
+  // now() + a timeout near nanoseconds::max() would overflow into the past.
+  if (timeout >= std::chrono::hours(24 * 365 * 100)) {
+    done_cv_.wait(lock, [this] { return done_; });
+    return true;
+  }
   return done_cv_.wait_for(lock, timeout, [this] { return done_; });
 }
 
