@@ -36,7 +36,20 @@ struct Job::Rank {
   UniqueFd control;  // remote: ssh's stdin
   std::string control_pending;
   std::optional<ExitStatus> status;
+  std::vector<int> signals_sent;  // by this launcher, to tell its own kills from the cause
 };
+
+namespace {
+
+// The signal that ended a rank: a local one directly, a remote one as the
+// helper's exit code 128+N.
+int ending_signal(const RankLaunch& rank, const ExitStatus& status) {
+  if (status.signal != 0) return status.signal;
+  if (rank.remote && status.code > 128 && status.code < 128 + NSIG) return status.code - 128;
+  return 0;
+}
+
+}  // namespace
 
 std::string describe_rank_end(const RankLaunch& rank, const ExitStatus& status) {
   const std::string who = fmt::format("rank {} (host {})", rank.slot.rank, rank.slot.host);
@@ -68,7 +81,7 @@ void Job::start_all() {
       note(fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank, r.launch.slot.host, e.what()));
       r.status = ExitStatus{127, 0};
       result_.ranks[i] = r.status;
-      if (result_.first_failure < 0) result_.first_failure = static_cast<int>(i);
+      if (result_.first_failure < 0) result_.first_failure = first_exit_ = static_cast<int>(i);
       begin_stop(SIGTERM);
       continue;
     }
@@ -104,6 +117,7 @@ void Job::flush_control(Rank& r) {
 
 void Job::deliver(Rank& r, int sig) {
   if (r.status || !r.process) return;
+  r.signals_sent.push_back(sig);
   if (r.launch.remote && r.control.valid()) {
     r.control_pending += signal_line(sig);
     flush_control(r);
@@ -138,10 +152,17 @@ void Job::on_exit(size_t index) {
   r.control.reset();  // EOF to the remote helper, were it still there
   result_.ranks[index] = status;
   if (options_.verbose) note(describe_rank_end(r.launch, *status));
-  if (!status->ok() && !stopping_) {
-    result_.first_failure = static_cast<int>(index);
+  if (status->ok()) return;
+  if (!stopping_) {
+    result_.first_failure = first_exit_ = static_cast<int>(index);
     begin_stop(SIGTERM);
+    return;
   }
+  const int sig = ending_signal(r.launch, *status);
+  const bool ours = std::find(r.signals_sent.begin(), r.signals_sent.end(), sig) != r.signals_sent.end();
+  const Rank* named = result_.first_failure >= 0 ? &ranks_[static_cast<size_t>(result_.first_failure)] : nullptr;
+  if (sig != 0 && !ours && named != nullptr && ending_signal(named->launch, *named->status) == 0)
+    result_.first_failure = static_cast<int>(index);
 }
 
 void Job::read_output(Rank& r, int which) {
@@ -187,6 +208,10 @@ void Job::finish_result() {
     const Rank& r = ranks_[static_cast<size_t>(result_.first_failure)];
     result_.exit_code = 1;
     result_.message = "job failed: " + describe_rank_end(r.launch, r.status.value_or(ExitStatus{127, 0}));
+    if (first_exit_ != result_.first_failure) {
+      const Rank& first = ranks_[static_cast<size_t>(first_exit_)];
+      result_.message += "; the first to exit was " + describe_rank_end(first.launch, first.status.value_or(ExitStatus{}));
+    }
   } else if (result_.interrupted_by != 0) {
     result_.exit_code = 128 + result_.interrupted_by;
     result_.message = fmt::format("job stopped by SIG{}", ::sigabbrev_np(result_.interrupted_by));

@@ -44,7 +44,11 @@ struct JobResult {
   int exit_code = 0;    // 0; 1 when a rank failed or time ran out; 128+N after signal N
   std::string message;  // one line for the user, empty on success
   std::vector<std::optional<ExitStatus>> ranks;
-  int first_failure = -1;  // rank, or -1
+  // The rank the message names, or -1: the first to fail, unless a rank
+  // died of a signal nobody sent it while the others were failing with it
+  // (a rank killed by hand or by the OOM killer makes its peers exit with
+  // errors at nearly the same moment; the killed one is the cause).
+  int first_failure = -1;
   bool timed_out = false;
   int interrupted_by = 0;  // signal number, or 0
 };
@@ -85,6 +89,7 @@ class Job {
   std::unique_ptr<OutputMux> mux_;
   JobResult result_;
   bool stopping_ = false;
+  int first_exit_ = -1;  // the first rank to fail, in time
   std::optional<Clock::time_point> kill_at_;       // SIGKILL everything still running then
   std::optional<Clock::time_point> ssh_kill_at_;   // then end remote ranks' ssh clients too
   std::optional<Clock::time_point> drain_until_;   // stop waiting for output then
