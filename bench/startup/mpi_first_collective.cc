@@ -15,9 +15,11 @@ int main(int argc, char** argv) {
   float in = 1, out = 0;
   MPI_Allreduce(&in, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
   const char* start = std::getenv("LAUNCH_START_NS");
-  if (rank == 0 && start != nullptr) std::printf("first_collective_ms %.1f sum %g\n", (now - std::stoll(start)) / 1e6, out);
+  if (rank == 0 && start != nullptr)
+    std::printf("first_collective_ms %.1f sum %g\n", (now - std::stoll(start)) / 1e6, out);
   MPI_Finalize();
   return out == static_cast<float>(size) ? 0 : 1;
 }

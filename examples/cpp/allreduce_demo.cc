@@ -5,12 +5,12 @@
 //
 //   kolorun -np 2 build/bin/kolo-demo      (what `make demo` runs)
 //   kolorun -np 4 build/bin/kolo-demo
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "collectives/collectives.h"
 #include "common/error.h"
@@ -28,7 +28,8 @@ int run_rank() {
   auto& ctx = *world.context;
   const int rank = ctx.rank(), size = ctx.size();
   if (rank == 0)
-    fmt::print("kolo-demo: {} ranks; each contributes (rank+1)*(i%1000) for {} float32 elements\n", size, kCount);
+    fmt::print("kolo-demo: {} ranks; each contributes (rank+1)*(i%1000) for {} float32 elements\n",
+               size, kCount);
 
   // Rank r contributes (r + 1) * (i % 1000): the sum is size*(size+1)/2 * (i % 1000).
   std::vector<float> gradient(kCount), summed(kCount), averaged(kCount);
@@ -46,7 +47,8 @@ int run_rank() {
     if (std::abs(averaged[i] - want / size) > 1e-3 * (want / size)) ++wrong;
   }
   fmt::print(
-      "rank {}/{}: allreduce over TCP: sum[999] = {} (expected {}), average[999] = {} (expected {}) -> {}\n",
+      "rank {}/{}: allreduce over TCP: sum[999] = {} (expected {}), average[999] = {} (expected "
+      "{}) -> {}\n",
       rank, size, summed[999], factor * 999, averaged[999], factor * 999 / size,
       wrong == 0 ? "CORRECT" : fmt::format("WRONG in {} elements", wrong));
   return wrong == 0 ? 0 : 1;
@@ -56,7 +58,9 @@ int run_rank() {
 
 int main(int argc, char** argv) {
   if (argc > 1) {
-    fmt::print(stderr, "usage: kolorun -np N {}\n(kolo-demo takes no arguments; it is one rank of a job)\n", argv[0]);
+    fmt::print(stderr,
+               "usage: kolorun -np N {}\n(kolo-demo takes no arguments; it is one rank of a job)\n",
+               argv[0]);
     return 2;
   }
   try {

@@ -24,9 +24,11 @@ std::vector<InterfaceAddress> list_interface_addresses() {
     const int family = i->ifa_addr->sa_family;
     if (family != AF_INET && family != AF_INET6) continue;
     char text[INET6_ADDRSTRLEN] = {};
-    const void* raw = family == AF_INET
-                          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr)
-                          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr);
+    const void* raw =
+        family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr)
+            : static_cast<const void*>(
+                  &reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr);
     ::inet_ntop(family, raw, text, sizeof text);
     out.push_back({i->ifa_name, text, family == AF_INET6, (i->ifa_flags & IFF_UP) != 0,
                    (i->ifa_flags & IFF_LOOPBACK) != 0});

@@ -1,9 +1,9 @@
 #include "runner/check_build.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "runner/process.h"
 
@@ -47,8 +47,11 @@ std::string check_build_report() {
   const bool ssh = find_program("ssh", path ? path : "/usr/bin:/bin").has_value();
   std::string out = fmt::format("Kolo v{}:\n", KOLO_VERSION_STRING);
   section(out, "Available Frameworks",
-          {{"C++ (kolo.h)", has_feature("cpp")}, {"PyTorch", has_feature("torch")}, {"NumPy", has_feature("numpy")}});
-  section(out, "Available Controllers", {{"Kolo (TCP rendezvous store)", true}, {"MPI", has_feature("mpi")}});
+          {{"C++ (kolo.h)", has_feature("cpp")},
+           {"PyTorch", has_feature("torch")},
+           {"NumPy", has_feature("numpy")}});
+  section(out, "Available Controllers",
+          {{"Kolo (TCP rendezvous store)", true}, {"MPI", has_feature("mpi")}});
   section(out, "Available Tensor Operations",
           {{"TCP", has_feature("tcp")},
            {"Shared memory", has_feature("shm")},

@@ -1,10 +1,10 @@
 // horovodrun's --config-file, read with yaml-cpp.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "common/error.h"
 #include "runner/engine_settings.h"
@@ -26,27 +26,33 @@ class ConfigReader {
       const YAML::Node& body = section.second;
       if (name == "params") {
         for_each_key(name, body, {"fusion_threshold_mb", "cycle_time_ms", "cache_capacity"},
-                     {"hierarchical_allreduce", "hierarchical_allgather"}, [&](const std::string& key, const YAML::Node& v) {
-                       if (key == "fusion_threshold_mb") s.fusion_threshold_mb = as<int64_t>(name, key, v);
+                     {"hierarchical_allreduce", "hierarchical_allgather"},
+                     [&](const std::string& key, const YAML::Node& v) {
+                       if (key == "fusion_threshold_mb")
+                         s.fusion_threshold_mb = as<int64_t>(name, key, v);
                        if (key == "cycle_time_ms") s.cycle_time_ms = as<double>(name, key, v);
                        if (key == "cache_capacity") s.cache_capacity = as<int64_t>(name, key, v);
                      });
       } else if (name == "timeline") {
-        for_each_key(name, body, {"filename", "mark_cycles"}, {}, [&](const std::string& key, const YAML::Node& v) {
-          if (key == "filename") s.timeline_filename = as<std::string>(name, key, v);
-          if (key == "mark_cycles") s.timeline_mark_cycles = as<bool>(name, key, v);
-        });
+        for_each_key(name, body, {"filename", "mark_cycles"}, {},
+                     [&](const std::string& key, const YAML::Node& v) {
+                       if (key == "filename") s.timeline_filename = as<std::string>(name, key, v);
+                       if (key == "mark_cycles") s.timeline_mark_cycles = as<bool>(name, key, v);
+                     });
       } else if (name == "stall_check") {
         for_each_key(name, body, {"enabled", "warning_time_seconds", "shutdown_time_seconds"}, {},
                      [&](const std::string& key, const YAML::Node& v) {
                        if (key == "enabled") s.stall_check = as<bool>(name, key, v);
-                       if (key == "warning_time_seconds") s.stall_warning_seconds = as<int64_t>(name, key, v);
-                       if (key == "shutdown_time_seconds") s.stall_shutdown_seconds = as<int64_t>(name, key, v);
+                       if (key == "warning_time_seconds")
+                         s.stall_warning_seconds = as<int64_t>(name, key, v);
+                       if (key == "shutdown_time_seconds")
+                         s.stall_shutdown_seconds = as<int64_t>(name, key, v);
                      });
       } else if (name == "logging") {
-        for_each_key(name, body, {"level"}, {"with_timestamp"}, [&](const std::string& key, const YAML::Node& v) {
-          if (key == "level") s.log_level = as<std::string>(name, key, v);
-        });
+        for_each_key(name, body, {"level"}, {"with_timestamp"},
+                     [&](const std::string& key, const YAML::Node& v) {
+                       if (key == "level") s.log_level = as<std::string>(name, key, v);
+                     });
       } else if (name == "autotune" || name == "library_options" || name == "controller") {
         warn(fmt::format("section '{}' is horovodrun's but has no effect in Kolo; skipped", name));
       } else {
@@ -80,11 +86,12 @@ class ConfigReader {
       if (!value.IsScalar()) throw YAML::Exception(value.Mark(), "not a single value");
       return value.as<T>();
     } catch (const YAML::Exception&) {
-      const char* expected = std::is_same_v<T, bool> ? "true or false"
+      const char* expected = std::is_same_v<T, bool>          ? "true or false"
                              : std::is_same_v<T, std::string> ? "a string"
-                             : std::is_integral_v<T>           ? "an integer"
-                                                               : "a number";
-      fail(section + "." + key, fmt::format("must be {} (line {})", expected, value.Mark().line + 1));
+                             : std::is_integral_v<T>          ? "an integer"
+                                                              : "a number";
+      fail(section + "." + key,
+           fmt::format("must be {} (line {})", expected, value.Mark().line + 1));
     }
   }
 
@@ -92,8 +99,9 @@ class ConfigReader {
     if (warnings_) warnings_->push_back(fmt::format("{}: {}", origin_, message));
   }
   [[noreturn]] void fail(const std::string& where, const std::string& message) {
-    throw InvalidArgument(where.empty() ? fmt::format("config file {}: {}", origin_, message)
-                                        : fmt::format("config file {}: {}: {}", origin_, where, message));
+    throw InvalidArgument(where.empty()
+                              ? fmt::format("config file {}: {}", origin_, message)
+                              : fmt::format("config file {}: {}: {}", origin_, where, message));
   }
 
   std::string origin_;
@@ -119,7 +127,9 @@ EngineSettings parse_config_text(const std::string& text, const std::string& ori
 
 EngineSettings load_config_file(const std::string& path, std::vector<std::string>* warnings) {
   std::ifstream in(path);
-  if (!in) throw InvalidArgument(fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
+  if (!in)
+    throw InvalidArgument(
+        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
   std::stringstream text;
   text << in.rdbuf();
   return parse_config_text(text.str(), path, warnings);

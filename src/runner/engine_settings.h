@@ -14,13 +14,13 @@
 namespace kolo::runner {
 
 struct EngineSettings {
-  std::optional<int64_t> fusion_threshold_mb;  // -> KOLO_FUSION_THRESHOLD in bytes
-  std::optional<double> cycle_time_ms;         // -> KOLO_CYCLE_TIME (ms, may be fractional)
-  std::optional<int64_t> cache_capacity;       // -> KOLO_CACHE_CAPACITY
-  std::optional<std::string> timeline_filename;  // -> KOLO_TIMELINE
-  std::optional<bool> timeline_mark_cycles;      // -> KOLO_TIMELINE_MARK_CYCLES
-  std::optional<bool> stall_check;               // false -> KOLO_STALL_CHECK_DISABLE=1
-  std::optional<int64_t> stall_warning_seconds;  // -> KOLO_STALL_CHECK_TIME_SECONDS
+  std::optional<int64_t> fusion_threshold_mb;     // -> KOLO_FUSION_THRESHOLD in bytes
+  std::optional<double> cycle_time_ms;            // -> KOLO_CYCLE_TIME (ms, may be fractional)
+  std::optional<int64_t> cache_capacity;          // -> KOLO_CACHE_CAPACITY
+  std::optional<std::string> timeline_filename;   // -> KOLO_TIMELINE
+  std::optional<bool> timeline_mark_cycles;       // -> KOLO_TIMELINE_MARK_CYCLES
+  std::optional<bool> stall_check;                // false -> KOLO_STALL_CHECK_DISABLE=1
+  std::optional<int64_t> stall_warning_seconds;   // -> KOLO_STALL_CHECK_TIME_SECONDS
   std::optional<int64_t> stall_shutdown_seconds;  // -> KOLO_STALL_SHUTDOWN_TIME_SECONDS
   std::optional<std::string> log_level;           // -> KOLO_LOG_LEVEL (lower case)
 

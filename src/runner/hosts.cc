@@ -1,6 +1,7 @@
 #include "runner/hosts.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -8,8 +9,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/net_interfaces.h"
@@ -45,7 +44,8 @@ int parse_slots(const std::string& text, const std::string& context) {
   if (ec != std::errc() || end != text.data() + text.size() || text.empty())
     throw InvalidArgument(fmt::format("{}: slots '{}' is not a number", context, text));
   if (value < 1 || value > kMaxSlots)
-    throw InvalidArgument(fmt::format("{}: slots must be between 1 and {}, not {}", context, kMaxSlots, value));
+    throw InvalidArgument(
+        fmt::format("{}: slots must be between 1 and {}, not {}", context, kMaxSlots, value));
   return value;
 }
 
@@ -55,21 +55,24 @@ HostSlots parse_host_entry(const std::string& entry, const std::string& context)
   std::string host = entry;
   if (!entry.empty() && entry.find('[') != std::string::npos) {
     size_t close = entry.find(']');
-    if (close == std::string::npos) throw InvalidArgument(fmt::format("{}: unclosed '[' in '{}'", context, entry));
+    if (close == std::string::npos)
+      throw InvalidArgument(fmt::format("{}: unclosed '[' in '{}'", context, entry));
     host = entry.substr(0, close + 1);
     std::string rest = entry.substr(close + 1);
     if (!rest.empty()) {
-      if (rest[0] != ':') throw InvalidArgument(fmt::format("{}: '{}' is not host:slots", context, entry));
+      if (rest[0] != ':')
+        throw InvalidArgument(fmt::format("{}: '{}' is not host:slots", context, entry));
       h.slots = parse_slots(rest.substr(1), context);
     }
   } else if (size_t colon = entry.find(':'); colon != std::string::npos) {
     if (entry.find(':', colon + 1) != std::string::npos)
-      throw InvalidArgument(fmt::format("{}: '{}' is not host:slots (write IPv6 addresses as [addr]:slots)",
-                                        context, entry));
+      throw InvalidArgument(fmt::format(
+          "{}: '{}' is not host:slots (write IPv6 addresses as [addr]:slots)", context, entry));
     host = entry.substr(0, colon);
     h.slots = parse_slots(entry.substr(colon + 1), context);
   }
-  if (!valid_host(host)) throw InvalidArgument(fmt::format("{}: '{}' is not a host name", context, host));
+  if (!valid_host(host))
+    throw InvalidArgument(fmt::format("{}: '{}' is not a host name", context, host));
   h.host = host;
   return h;
 }
@@ -78,7 +81,8 @@ void check_duplicates(const std::vector<HostSlots>& hosts, const std::string& or
   std::set<std::string> seen;
   for (const auto& h : hosts)
     if (!seen.insert(h.host).second)
-      throw InvalidArgument(fmt::format("{}: host '{}' is listed twice (give it more slots instead)", origin, h.host));
+      throw InvalidArgument(fmt::format(
+          "{}: host '{}' is listed twice (give it more slots instead)", origin, h.host));
 }
 
 }  // namespace
@@ -116,9 +120,11 @@ std::vector<HostSlots> parse_hostfile_text(const std::string& text, const std::s
     HostSlots h = parse_host_entry(first, context);
     if (!second.empty()) {
       if (first.find(':') != std::string::npos && first.front() != '[')
-        throw InvalidArgument(fmt::format("{}: give slots once, as host:N or host slots=N", context));
+        throw InvalidArgument(
+            fmt::format("{}: give slots once, as host:N or host slots=N", context));
       if (second.rfind("slots=", 0) != 0)
-        throw InvalidArgument(fmt::format("{}: expected 'slots=N' after the host, got '{}'", context, second));
+        throw InvalidArgument(
+            fmt::format("{}: expected 'slots=N' after the host, got '{}'", context, second));
       h.slots = parse_slots(second.substr(6), context);
     }
     hosts.push_back(h);
@@ -130,7 +136,8 @@ std::vector<HostSlots> parse_hostfile_text(const std::string& text, const std::s
 
 std::vector<HostSlots> read_hostfile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InvalidArgument(fmt::format("cannot read hostfile '{}': {}", path, std::strerror(errno)));
+  if (!in)
+    throw InvalidArgument(fmt::format("cannot read hostfile '{}': {}", path, std::strerror(errno)));
   std::stringstream text;
   text << in.rdbuf();
   return parse_hostfile_text(text.str(), path);

@@ -1,5 +1,6 @@
 #include "runner/job.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -8,8 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "runner/output_mux.h"
@@ -23,7 +22,9 @@ constexpr auto kDrainLimit = std::chrono::seconds(2);    // output after the las
 constexpr auto kSshKillDelay = std::chrono::seconds(2);  // for "signal 9" to cross before ssh dies
 
 int ms_until(std::chrono::steady_clock::time_point t) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(t - std::chrono::steady_clock::now()).count();
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t - std::chrono::steady_clock::now())
+          .count();
   return static_cast<int>(std::clamp<int64_t>(left, 0, 60'000));
 }
 
@@ -32,7 +33,7 @@ int ms_until(std::chrono::steady_clock::time_point t) {
 struct Job::Rank {
   RankLaunch launch;
   std::optional<ChildProcess> process;
-  UniqueFd out[2];  // stdout, stderr pipes
+  UniqueFd out[2];   // stdout, stderr pipes
   UniqueFd control;  // remote: ssh's stdin
   std::string control_pending;
   std::optional<ExitStatus> status;
@@ -54,7 +55,9 @@ int ending_signal(const RankLaunch& rank, const ExitStatus& status) {
 std::string describe_rank_end(const RankLaunch& rank, const ExitStatus& status) {
   const std::string who = fmt::format("rank {} (host {})", rank.slot.rank, rank.slot.host);
   if (rank.remote && status.signal == 0) {
-    if (status.code == 255) return who + ": ssh failed with exit code 255 (cannot connect or log in; see its stderr above)";
+    if (status.code == 255)
+      return who +
+             ": ssh failed with exit code 255 (cannot connect or log in; see its stderr above)";
     if (status.code == 125) return who + ": the remote helper failed (see its stderr above)";
     if (status.code > 128 && status.code < 128 + NSIG)
       return fmt::format("{} {}", who, ExitStatus{0, status.code - 128}.describe());
@@ -70,7 +73,9 @@ Job::Job(std::vector<RankLaunch> ranks, JobOptions options) : options_(std::move
 
 Job::~Job() = default;  // ChildProcess kills and reaps anything still running
 
-void Job::note(const std::string& line) { write_fully(options_.stderr_fd, "kolorun: " + line + "\n"); }
+void Job::note(const std::string& line) {
+  write_fully(options_.stderr_fd, "kolorun: " + line + "\n");
+}
 
 void Job::start_all() {
   for (size_t i = 0; i < ranks_.size(); ++i) {
@@ -78,7 +83,8 @@ void Job::start_all() {
     try {
       r.process.emplace(r.launch.spawn);
     } catch (const Error& e) {
-      note(fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank, r.launch.slot.host, e.what()));
+      note(fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank, r.launch.slot.host,
+                       e.what()));
       r.status = ExitStatus{127, 0};
       result_.ranks[i] = r.status;
       if (result_.first_failure < 0) result_.first_failure = first_exit_ = static_cast<int>(i);
@@ -96,8 +102,8 @@ void Job::start_all() {
       }
     }
     if (options_.verbose)
-      note(fmt::format("started rank {} on {} (pid {}{})", r.launch.slot.rank, r.launch.slot.host, r.process->pid(),
-                       r.launch.remote ? ", ssh" : ""));
+      note(fmt::format("started rank {} on {} (pid {}{})", r.launch.slot.rank, r.launch.slot.host,
+                       r.process->pid(), r.launch.remote ? ", ssh" : ""));
   }
 }
 
@@ -159,8 +165,10 @@ void Job::on_exit(size_t index) {
     return;
   }
   const int sig = ending_signal(r.launch, *status);
-  const bool ours = std::find(r.signals_sent.begin(), r.signals_sent.end(), sig) != r.signals_sent.end();
-  const Rank* named = result_.first_failure >= 0 ? &ranks_[static_cast<size_t>(result_.first_failure)] : nullptr;
+  const bool ours =
+      std::find(r.signals_sent.begin(), r.signals_sent.end(), sig) != r.signals_sent.end();
+  const Rank* named =
+      result_.first_failure >= 0 ? &ranks_[static_cast<size_t>(result_.first_failure)] : nullptr;
   if (sig != 0 && !ours && named != nullptr && ending_signal(named->launch, *named->status) == 0)
     result_.first_failure = static_cast<int>(index);
 }
@@ -174,7 +182,8 @@ void Job::read_output(Rank& r, int which) {
     mux_->finish(r.launch.slot.rank, static_cast<OutputStream>(which));
     return;
   }
-  mux_->add(r.launch.slot.rank, static_cast<OutputStream>(which), std::string_view(buffer, static_cast<size_t>(n)));
+  mux_->add(r.launch.slot.rank, static_cast<OutputStream>(which),
+            std::string_view(buffer, static_cast<size_t>(n)));
 }
 
 bool Job::all_reaped() const {
@@ -188,7 +197,6 @@ bool Job::output_open() const {
     if (r.out[0].valid() || r.out[1].valid()) return true;
   return false;
 }
-
 
 void Job::on_signal(int sig) {
   if (stopping_) {
@@ -207,10 +215,12 @@ void Job::finish_result() {
   if (result_.first_failure >= 0) {
     const Rank& r = ranks_[static_cast<size_t>(result_.first_failure)];
     result_.exit_code = 1;
-    result_.message = "job failed: " + describe_rank_end(r.launch, r.status.value_or(ExitStatus{127, 0}));
+    result_.message =
+        "job failed: " + describe_rank_end(r.launch, r.status.value_or(ExitStatus{127, 0}));
     if (first_exit_ != result_.first_failure) {
       const Rank& first = ranks_[static_cast<size_t>(first_exit_)];
-      result_.message += "; the first to exit was " + describe_rank_end(first.launch, first.status.value_or(ExitStatus{}));
+      result_.message += "; the first to exit was " +
+                         describe_rank_end(first.launch, first.status.value_or(ExitStatus{}));
     }
   } else if (result_.interrupted_by != 0) {
     result_.exit_code = 128 + result_.interrupted_by;
@@ -227,7 +237,8 @@ void Job::finish_result() {
 JobResult Job::run() {
   int world = 0;
   for (const auto& r : ranks_) world = std::max(world, r.launch.slot.rank + 1);
-  mux_ = std::make_unique<OutputMux>(options_.stdout_fd, options_.stderr_fd, options_.output, world);
+  mux_ =
+      std::make_unique<OutputMux>(options_.stdout_fd, options_.stderr_fd, options_.output, world);
   std::optional<Clock::time_point> timeout_at;
   if (options_.job_timeout.count() > 0) timeout_at = Clock::now() + options_.job_timeout;
   start_all();
@@ -265,10 +276,12 @@ JobResult Job::run() {
       for (int s = 0; s < 2; ++s)
         if (r.out[s].valid()) watch(r.out[s].get(), POLLIN, i, static_cast<Kind>(s));
       if (r.process && !r.status) watch(r.process->exit_fd(), POLLIN, i, kExit);
-      if (r.control.valid() && !r.control_pending.empty()) watch(r.control.get(), POLLOUT, i, kControl);
+      if (r.control.valid() && !r.control_pending.empty())
+        watch(r.control.get(), POLLOUT, i, kControl);
     }
     int timeout = 1000;  // re-check deadlines at least this often
-    for (const auto& t : {kill_at_, ssh_kill_at_, drain_until_, stopping_ ? std::nullopt : timeout_at})
+    for (const auto& t :
+         {kill_at_, ssh_kill_at_, drain_until_, stopping_ ? std::nullopt : timeout_at})
       if (t) timeout = std::min(timeout, ms_until(*t));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
       throw IoError(fmt::format("poll: {}", std::strerror(errno)));

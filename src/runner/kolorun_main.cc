@@ -2,13 +2,12 @@
 // Exit codes: 0 success; 1 a rank failed (the last line says which, where
 // and how) or the job timed out; 2 bad command line or input; 128+N after
 // signal N (130 for Ctrl-C).
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "runner/check_build.h"
@@ -20,9 +19,11 @@ int main(int argc, char** argv) {
   using namespace kolo;
   using namespace kolo::runner;
   // The remote side of an ssh-launched rank (see remote_exec.h).
-  if (argc == 2 && std::string(argv[1]) == kRemoteHelperFlag) return run_remote_helper(STDIN_FILENO);
+  if (argc == 2 && std::string(argv[1]) == kRemoteHelperFlag)
+    return run_remote_helper(STDIN_FILENO);
 
-  CliResult cli = parse_command_line(std::vector<std::string>(argv + 1, argv + argc), current_environment());
+  CliResult cli =
+      parse_command_line(std::vector<std::string>(argv + 1, argv + argc), current_environment());
   for (const auto& w : cli.warnings) fmt::print(stderr, "kolorun: warning: {}\n", w);
   switch (cli.action) {
     case CliResult::Action::kExit:

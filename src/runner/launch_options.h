@@ -15,11 +15,11 @@
 namespace kolo::runner {
 
 struct SshOptions {
-  std::optional<int> port;              // -p
-  std::string identity_file;            // -i
+  std::optional<int> port;                       // -p
+  std::string identity_file;                     // -i
   std::string host_key_checking = "accept-new";  // yes | accept-new | no
-  std::string known_hosts_file;         // empty: ssh's default
-  std::vector<std::string> options;     // extra "-o" options, passed as given
+  std::string known_hosts_file;                  // empty: ssh's default
+  std::vector<std::string> options;              // extra "-o" options, passed as given
   std::chrono::seconds connect_timeout{30};
 };
 
@@ -28,15 +28,15 @@ struct OutputOptions {
   // launcher. Inherit: ranks write to the launcher's stdout and stderr
   // directly (kolo-bench -np, where only rank 0 prints).
   bool tagged = true;
-  bool timestamps = false;      // --prefix-output-with-timestamp
-  std::string directory;        // --output-filename: DIR/rank.N/{stdout,stderr}
+  bool timestamps = false;  // --prefix-output-with-timestamp
+  std::string directory;    // --output-filename: DIR/rank.N/{stdout,stderr}
 };
 
 struct LaunchOptions {
   int np = 0;
-  std::vector<HostSlots> hosts;       // empty: localhost with np slots
-  std::vector<std::string> command;   // the program and its arguments
-  Environment extra_env;              // -x, already resolved to values
+  std::vector<HostSlots> hosts;      // empty: localhost with np slots
+  std::vector<std::string> command;  // the program and its arguments
+  Environment extra_env;             // -x, already resolved to values
   EngineSettings engine;
   SshOptions ssh;
   OutputOptions output;

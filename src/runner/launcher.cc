@@ -1,11 +1,10 @@
 #include "runner/launcher.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <climits>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/net_interfaces.h"
@@ -40,8 +39,9 @@ std::string interface_address(const std::string& name) {
     if (i.name == name) return i.address;
     available += (available.empty() ? "" : ", ") + i.name;
   }
-  throw InvalidArgument(fmt::format("--network-interface {}: no such interface with an IPv4 address (have: {})",
-                                    name, available));
+  throw InvalidArgument(
+      fmt::format("--network-interface {}: no such interface with an IPv4 address (have: {})", name,
+                  available));
 }
 
 // Where remote ranks reach the store: the named interface, else the local
@@ -53,8 +53,9 @@ std::string reachable_address(const LaunchOptions& options, const std::string& f
   if (!routed.empty()) return routed;
   for (const auto& i : net::list_interface_addresses())
     if (!i.ipv6 && i.up && !i.loopback) return i.address;
-  throw InvalidArgument(fmt::format("no network address of this host reaches {}; name one with --network-interface",
-                                    first_remote));
+  throw InvalidArgument(
+      fmt::format("no network address of this host reaches {}; name one with --network-interface",
+                  first_remote));
 }
 
 std::string ssh_target(const std::string& host) {
@@ -76,7 +77,8 @@ JobResult launch(const LaunchOptions& options, int stdout_fd, int stderr_fd) {
   std::set<std::string> remote_hosts;
   std::string first_remote;
   for (const auto& s : slots)
-    if (!is_local_host(s.host, identity) && remote_hosts.insert(s.host).second && first_remote.empty())
+    if (!is_local_host(s.host, identity) && remote_hosts.insert(s.host).second &&
+        first_remote.empty())
       first_remote = s.host;
 
   bool any_local = false;
@@ -144,12 +146,14 @@ JobResult launch(const LaunchOptions& options, int stdout_fd, int stderr_fd) {
 
   if (options.verbose) {
     auto say = [&](const std::string& line) { write_fully(stderr_fd, "kolorun: " + line + "\n"); };
-    say(fmt::format("{} ranks; rendezvous store at {}:{} (listening on {})", slots.size(), rendezvous.address,
-                    rendezvous.port, bind_address));
+    say(fmt::format("{} ranks; rendezvous store at {}:{} (listening on {})", slots.size(),
+                    rendezvous.address, rendezvous.port, bind_address));
     for (const auto& r : ranks)
-      say(fmt::format("rank {}: host {} local_rank {}/{} cross_rank {}/{} via {}", r.slot.rank, r.slot.host,
-                      r.slot.local_rank, r.slot.local_size, r.slot.cross_rank, r.slot.cross_size,
-                      r.remote ? fmt::format("ssh: {}", fmt::join(r.spawn.argv, " ")) : std::string("fork/exec")));
+      say(fmt::format("rank {}: host {} local_rank {}/{} cross_rank {}/{} via {}", r.slot.rank,
+                      r.slot.host, r.slot.local_rank, r.slot.local_size, r.slot.cross_rank,
+                      r.slot.cross_size,
+                      r.remote ? fmt::format("ssh: {}", fmt::join(r.spawn.argv, " "))
+                               : std::string("fork/exec")));
   }
 
   JobOptions job_options;
@@ -164,7 +168,8 @@ JobResult launch(const LaunchOptions& options, int stdout_fd, int stderr_fd) {
   return job.run();
 }
 
-JobResult launch_local(int np, std::vector<std::string> command, std::chrono::milliseconds job_timeout) {
+JobResult launch_local(int np, std::vector<std::string> command,
+                       std::chrono::milliseconds job_timeout) {
   LaunchOptions options;
   options.np = np;
   options.hosts = {{"localhost", np}};

@@ -16,6 +16,7 @@ JobResult launch(const LaunchOptions& options, int stdout_fd = 1, int stderr_fd 
 
 // Convenience for tools that start their own ranks on this host (kolo-bench
 // -np, tests): np ranks of `command`, output passed through untagged.
-JobResult launch_local(int np, std::vector<std::string> command, std::chrono::milliseconds job_timeout = {});
+JobResult launch_local(int np, std::vector<std::string> command,
+                       std::chrono::milliseconds job_timeout = {});
 
 }  // namespace kolo::runner

@@ -1,6 +1,7 @@
 #include "runner/output_mux.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,8 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 
@@ -47,7 +46,8 @@ bool write_fully(int fd, std::string_view bytes) {
   return true;
 }
 
-OutputMux::OutputMux(int stdout_fd, int stderr_fd, const OutputOptions& options, int world_size, Clock clock)
+OutputMux::OutputMux(int stdout_fd, int stderr_fd, const OutputOptions& options, int world_size,
+                     Clock clock)
     : fds_{stdout_fd, stderr_fd},
       tagged_(options.tagged),
       timestamps_(options.timestamps),
@@ -61,7 +61,8 @@ OutputMux::OutputMux(int stdout_fd, int stderr_fd, const OutputOptions& options,
     for (auto stream : {OutputStream::kStdout, OutputStream::kStderr}) {
       std::string path = dir + (stream == OutputStream::kStdout ? "/stdout" : "/stderr");
       UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-      if (!fd.valid()) throw IoError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+      if (!fd.valid())
+        throw IoError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
       channel(rank, stream).file = std::move(fd);
     }
   }

@@ -28,7 +28,8 @@ class OutputMux {
   using Clock = std::function<std::string()>;  // the timestamp text
 
   // Throws IoError if the per-rank directory or files cannot be created.
-  OutputMux(int stdout_fd, int stderr_fd, const OutputOptions& options, int world_size, Clock clock = {});
+  OutputMux(int stdout_fd, int stderr_fd, const OutputOptions& options, int world_size,
+            Clock clock = {});
 
   void add(int rank, OutputStream stream, std::string_view bytes);
   // End of that stream: a last line without '\n' is written with one added.
@@ -40,7 +41,9 @@ class OutputMux {
     UniqueFd file;        // per-rank copy; invalid if none
   };
   void emit(int rank, OutputStream stream, std::string_view line);  // line includes '\n'
-  Channel& channel(int rank, OutputStream stream) { return channels_[rank * 2 + static_cast<int>(stream)]; }
+  Channel& channel(int rank, OutputStream stream) {
+    return channels_[rank * 2 + static_cast<int>(stream)];
+  }
 
   int fds_[2];
   bool tagged_;

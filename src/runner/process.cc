@@ -1,6 +1,7 @@
 #include "runner/process.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -14,8 +15,6 @@
 #include <climits>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "common/error.h"
 
 extern char** environ;
@@ -23,7 +22,9 @@ extern char** environ;
 namespace kolo::runner {
 namespace {
 
-int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+int pidfd_open(pid_t pid) {
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
   std::vector<char*> out;
@@ -46,9 +47,9 @@ struct Pipe {
 // What the child does with one standard stream, decided before fork so the
 // child only makes async-signal-safe calls.
 struct ChildStream {
-  int target = -1;         // 0, 1 or 2
+  int target = -1;  // 0, 1 or 2
   Stream::Kind kind = Stream::Kind::kInherit;
-  int pipe_end = -1;       // kPipe: the child's end
+  int pipe_end = -1;           // kPipe: the child's end
   const char* path = nullptr;  // kNull / kFile
 };
 
@@ -73,7 +74,8 @@ void write_stderr(const char* a, const char* b, const char* c) {
     int fd = -1;
     if (s.kind == Stream::Kind::kInherit) continue;
     if (s.kind == Stream::Kind::kPipe) fd = s.pipe_end;
-    if (s.kind == Stream::Kind::kNull) fd = ::open("/dev/null", s.target == 0 ? O_RDONLY : O_WRONLY);
+    if (s.kind == Stream::Kind::kNull)
+      fd = ::open("/dev/null", s.target == 0 ? O_RDONLY : O_WRONLY);
     if (s.kind == Stream::Kind::kFile) fd = ::open(s.path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
       write_stderr("kolo: cannot open ", s.path ? s.path : "a pipe", " for a child process\n");
@@ -117,7 +119,7 @@ std::optional<std::string> find_program(const std::string& name, const std::stri
     if (end == std::string::npos) end = path_variable.size();
     std::string dir = path_variable.substr(start, end - start);
     std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    struct stat info{};
+    struct stat info {};
     if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
         ::access(candidate.c_str(), X_OK) == 0)
       return candidate;
@@ -227,7 +229,8 @@ std::optional<ExitStatus> ChildProcess::poll_exit() {
 std::optional<ExitStatus> ChildProcess::wait_for(std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (!poll_exit()) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;
     pollfd p{pidfd_.get(), POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));

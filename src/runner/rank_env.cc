@@ -7,11 +7,30 @@ namespace kolo::runner {
 namespace {
 
 bool session_specific(const std::string& name) {
-  static constexpr std::array<std::string_view, 24> kExact = {
-      "HOSTNAME", "HOME",    "USER",       "LOGNAME",        "SHELL",       "PWD",
-      "OLDPWD",   "SHLVL",   "_",          "TERM",           "TERMCAP",     "DISPLAY",
-      "MAIL",     "LS_COLORS", "TMUX",     "TMUX_PANE",      "STY",         "WINDOW",
-      "COLUMNS",  "LINES",   "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "PROMPT_COMMAND", "MOTD_SHOWN"};
+  static constexpr std::array<std::string_view, 24> kExact = {"HOSTNAME",
+                                                              "HOME",
+                                                              "USER",
+                                                              "LOGNAME",
+                                                              "SHELL",
+                                                              "PWD",
+                                                              "OLDPWD",
+                                                              "SHLVL",
+                                                              "_",
+                                                              "TERM",
+                                                              "TERMCAP",
+                                                              "DISPLAY",
+                                                              "MAIL",
+                                                              "LS_COLORS",
+                                                              "TMUX",
+                                                              "TMUX_PANE",
+                                                              "STY",
+                                                              "WINDOW",
+                                                              "COLUMNS",
+                                                              "LINES",
+                                                              "XAUTHORITY",
+                                                              "DBUS_SESSION_BUS_ADDRESS",
+                                                              "PROMPT_COMMAND",
+                                                              "MOTD_SHOWN"};
   static constexpr std::array<std::string_view, 3> kPrefixes = {"SSH_", "XDG_", "BASH_FUNC_"};
   for (auto e : kExact)
     if (name == e) return true;
@@ -29,11 +48,12 @@ Environment forwardable_environment(const Environment& launcher_env) {
   return out;
 }
 
-Environment rank_environment(const Environment& base, const RankSlot& slot, const RendezvousEndpoint& rendezvous,
-                             const LaunchOptions& options) {
+Environment rank_environment(const Environment& base, const RankSlot& slot,
+                             const RendezvousEndpoint& rendezvous, const LaunchOptions& options) {
   Environment env = base;
   for (const auto& [k, v] : options.engine.to_environment()) env[k] = v;
-  if (options.start_timeout_seconds) env["KOLO_START_TIMEOUT"] = std::to_string(*options.start_timeout_seconds);
+  if (options.start_timeout_seconds)
+    env["KOLO_START_TIMEOUT"] = std::to_string(*options.start_timeout_seconds);
   if (!options.network_interface.empty()) env["KOLO_IFACE"] = options.network_interface;
   for (const auto& [k, v] : options.extra_env) env[k] = v;
   for (const char* prefix : {"KOLO_", "HOROVOD_"}) {

@@ -24,7 +24,7 @@ struct RendezvousEndpoint {
 // login provides its own.
 Environment forwardable_environment(const Environment& launcher_env);
 
-Environment rank_environment(const Environment& base, const RankSlot& slot, const RendezvousEndpoint& rendezvous,
-                             const LaunchOptions& options);
+Environment rank_environment(const Environment& base, const RankSlot& slot,
+                             const RendezvousEndpoint& rendezvous, const LaunchOptions& options);
 
 }  // namespace kolo::runner

@@ -1,8 +1,8 @@
 #include "runner/rank_layout.h"
 
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "common/error.h"
 
@@ -13,8 +13,9 @@ std::vector<RankSlot> assign_ranks(const std::vector<HostSlots>& hosts, int np) 
   int64_t total = 0;
   for (const auto& h : hosts) total += h.slots;
   if (np > total)
-    throw InvalidArgument(fmt::format("-np {} is more than the {} slot{} of the hosts given ({} host{})", np,
-                                      total, total == 1 ? "" : "s", hosts.size(), hosts.size() == 1 ? "" : "s"));
+    throw InvalidArgument(
+        fmt::format("-np {} is more than the {} slot{} of the hosts given ({} host{})", np, total,
+                    total == 1 ? "" : "s", hosts.size(), hosts.size() == 1 ? "" : "s"));
 
   std::vector<RankSlot> slots;
   std::map<int, int> hosts_with_local_rank;  // local_rank -> hosts seen so far with it

@@ -1,5 +1,6 @@
 #include "runner/remote_exec.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -8,8 +9,6 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 
@@ -42,7 +41,8 @@ bool read_field(std::string_view in, size_t& pos, std::string& tag, std::string&
     return true;
   }
   size_t space = header.find(' ');
-  if (space == std::string_view::npos) throw InvalidArgument(fmt::format("remote request: bad field header '{}'", header));
+  if (space == std::string_view::npos)
+    throw InvalidArgument(fmt::format("remote request: bad field header '{}'", header));
   size_t length = 0;
   std::string_view digits = header.substr(space + 1);
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), length);
@@ -69,14 +69,17 @@ RemoteRequest read_request(int in_fd, std::string& buffer, std::chrono::millisec
       buffer.erase(0, decoded->second);
       return std::move(decoded->first);
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-    if (left.count() <= 0) throw TimeoutError("no complete request from kolorun within the time limit");
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    if (left.count() <= 0)
+      throw TimeoutError("no complete request from kolorun within the time limit");
     pollfd p{in_fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
     char chunk[65536];
     ssize_t n = ::read(in_fd, chunk, sizeof chunk);
     if (n == 0) throw IoError("kolorun closed the connection before sending the request");
-    if (n < 0 && errno != EINTR) throw IoError(fmt::format("reading the request: {}", std::strerror(errno)));
+    if (n < 0 && errno != EINTR)
+      throw IoError(fmt::format("reading the request: {}", std::strerror(errno)));
     if (n > 0) buffer.append(chunk, static_cast<size_t>(n));
   }
 }
@@ -113,10 +116,12 @@ std::string encode_remote_request(const RemoteRequest& request) {
 
 std::optional<std::pair<RemoteRequest, size_t>> decode_remote_request(std::string_view bytes) {
   if (bytes.size() < kMagic.size()) {
-    if (kMagic.substr(0, bytes.size()) != bytes) throw InvalidArgument("remote request: not a kolorun request");
+    if (kMagic.substr(0, bytes.size()) != bytes)
+      throw InvalidArgument("remote request: not a kolorun request");
     return std::nullopt;
   }
-  if (bytes.substr(0, kMagic.size()) != kMagic) throw InvalidArgument("remote request: not a kolorun request");
+  if (bytes.substr(0, kMagic.size()) != kMagic)
+    throw InvalidArgument("remote request: not a kolorun request");
   RemoteRequest request;
   size_t pos = kMagic.size();
   std::string tag, value;
@@ -130,11 +135,13 @@ std::optional<std::pair<RemoteRequest, size_t>> decode_remote_request(std::strin
     } else if (tag == "grace") {
       request.grace_ms = std::clamp(std::atoi(value.c_str()), 0, 600000);
     } else if (tag == "arg") {
-      if (request.argv.size() >= kMaxArgs) throw InvalidArgument("remote request: too many arguments");
+      if (request.argv.size() >= kMaxArgs)
+        throw InvalidArgument("remote request: too many arguments");
       request.argv.push_back(value);
     } else if (tag == "env") {
       size_t eq = value.find('=');
-      if (eq == std::string::npos || eq == 0) throw InvalidArgument("remote request: bad environment entry");
+      if (eq == std::string::npos || eq == 0)
+        throw InvalidArgument("remote request: bad environment entry");
       request.env[value.substr(0, eq)] = value.substr(eq + 1);
     } else {
       throw InvalidArgument(fmt::format("remote request: unknown field '{}'", tag));
@@ -144,7 +151,9 @@ std::optional<std::pair<RemoteRequest, size_t>> decode_remote_request(std::strin
   return std::nullopt;
 }
 
-std::string signal_line(int sig) { return fmt::format("signal {}\n", sig); }
+std::string signal_line(int sig) {
+  return fmt::format("signal {}\n", sig);
+}
 
 int run_remote_helper(int in_fd) {
   const std::string host = local_hostname();
@@ -174,11 +183,14 @@ int run_remote_helper(int in_fd) {
   bool input_open = true;
   std::optional<SteadyClock::time_point> kill_at;
   while (true) {
-    if (auto status = rank.poll_exit()) return status->signal != 0 ? 128 + status->signal : status->code;
+    if (auto status = rank.poll_exit())
+      return status->signal != 0 ? 128 + status->signal : status->code;
     pollfd fds[2] = {{rank.exit_fd(), POLLIN, 0}, {input_open ? in_fd : -1, POLLIN, 0}};
     int timeout = -1;
     if (kill_at) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at - SteadyClock::now()).count();
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at - SteadyClock::now())
+              .count();
       timeout = static_cast<int>(std::max<int64_t>(left, 0));
     }
     ::poll(fds, 2, timeout);

@@ -1,13 +1,12 @@
 #include "runner/signal_capture.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 
@@ -24,7 +23,7 @@ SignalCapture::SignalCapture() {
     ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
     throw IoError(fmt::format("signalfd: {}", std::strerror(err)));
   }
-  struct sigaction ignore{};
+  struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &old_pipe_);
 }

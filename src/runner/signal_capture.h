@@ -27,7 +27,7 @@ class SignalCapture {
 
  private:
   sigset_t old_mask_{};
-  struct sigaction old_pipe_{};
+  struct sigaction old_pipe_ {};
   UniqueFd fd_;
 };
 

@@ -9,8 +9,8 @@
 
 namespace kolo::runner {
 
-// ssh [user -o options] -T -x -o BatchMode=yes ... [-p P] [-i KEY] HOST exec 'HELPER' --internal-remote-exec
-// User options come first because ssh keeps the first value it sees.
+// ssh [user -o options] -T -x -o BatchMode=yes ... [-p P] [-i KEY] HOST exec 'HELPER'
+// --internal-remote-exec User options come first because ssh keeps the first value it sees.
 std::vector<std::string> ssh_command(const std::string& ssh_program, const SshOptions& options,
                                      const std::string& host, const std::string& helper_path);
 

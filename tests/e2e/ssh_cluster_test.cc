@@ -3,9 +3,8 @@
 // `kolorun -np 6 --hostfile hosts -p 2222 ...` from a fourth. A collective
 // runs across them; then one rank is killed and the job must end within
 // 10 s naming it, with no process of the job left on any host.
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -40,7 +39,8 @@ std::vector<int> processes_with_env(const std::string& entry) {
   while (dirent* d = ::readdir(proc)) {
     if (!std::isdigit(static_cast<unsigned char>(d->d_name[0]))) continue;
     std::string env = read_file(std::string("/proc/") + d->d_name + "/environ");
-    if (env.find(std::string(1, '\0') + entry + '\0') != std::string::npos || env.rfind(entry + '\0', 0) == 0)
+    if (env.find(std::string(1, '\0') + entry + '\0') != std::string::npos ||
+        env.rfind(entry + '\0', 0) == 0)
       pids.push_back(std::stoi(d->d_name));
   }
   ::closedir(proc);
@@ -68,12 +68,29 @@ class SshClusterTest : public ::testing::Test {
     marker_ = "RUN_E2E_MARKER=" + cluster_->launcher_namespace();
   }
 
-  std::unique_ptr<ChildProcess> kolorun(std::vector<std::string> rank_command, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {ip_, "netns", "exec", cluster_->launcher_namespace(),
-                                     KOLO_BIN_DIR "/kolorun", "-np", "6", "--hostfile", hostfile_, "-p", "2222",
-                                     "-i", cluster_->user_key(), "--ssh-host-key-checking", "yes",
-                                     "--ssh-known-hosts-file", cluster_->known_hosts(), "--start-timeout", "20",
-                                     "-x", marker_};
+  std::unique_ptr<ChildProcess> kolorun(std::vector<std::string> rank_command,
+                                        std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {ip_,
+                                     "netns",
+                                     "exec",
+                                     cluster_->launcher_namespace(),
+                                     KOLO_BIN_DIR "/kolorun",
+                                     "-np",
+                                     "6",
+                                     "--hostfile",
+                                     hostfile_,
+                                     "-p",
+                                     "2222",
+                                     "-i",
+                                     cluster_->user_key(),
+                                     "--ssh-host-key-checking",
+                                     "yes",
+                                     "--ssh-known-hosts-file",
+                                     cluster_->known_hosts(),
+                                     "--start-timeout",
+                                     "20",
+                                     "-x",
+                                     marker_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), rank_command.begin(), rank_command.end());
     return std::make_unique<ChildProcess>(argv, std::map<std::string, std::string>{},
@@ -96,21 +113,25 @@ class SshClusterTest : public ::testing::Test {
       std::this_thread::sleep_for(50ms);
     } while (Clock::now() < deadline);
     std::string list;
-    for (int pid : stray) list += std::to_string(pid) + " (" + read_file("/proc/" + std::to_string(pid) + "/comm") + ") ";
+    for (int pid : stray)
+      list +=
+          std::to_string(pid) + " (" + read_file("/proc/" + std::to_string(pid) + "/comm") + ") ";
     ADD_FAILURE() << "processes left 5 s after the job: " << list;
   }
 
   std::unique_ptr<NetnsCluster> cluster_;
   std::string hostfile_, marker_;
-  std::string ip_ = runner::find_program("ip", "/usr/sbin:/sbin:/usr/bin:/bin").value_or("/usr/sbin/ip");
+  std::string ip_ =
+      runner::find_program("ip", "/usr/sbin:/sbin:/usr/bin:/bin").value_or("/usr/sbin/ip");
   int runs_ = 0;
 };
 
 TEST_F(SshClusterTest, CollectiveRunsAcrossThreeHostsOverSsh) {
   // Each rank reports where it runs; then all six allreduce together.
-  auto where = kolorun({"sh", "-c",
-                        "echo $KOLO_RANK $KOLO_LOCAL_RANK/$KOLO_LOCAL_SIZE $KOLO_CROSS_RANK/$KOLO_CROSS_SIZE "
-                        "$HOROVOD_HOSTNAME $(ip -o -4 addr show dev eth0 | awk '{print $4}') $(pwd)"});
+  auto where = kolorun(
+      {"sh", "-c",
+       "echo $KOLO_RANK $KOLO_LOCAL_RANK/$KOLO_LOCAL_SIZE $KOLO_CROSS_RANK/$KOLO_CROSS_SIZE "
+       "$HOROVOD_HOSTNAME $(ip -o -4 addr show dev eth0 | awk '{print $4}') $(pwd)"});
   auto status = where->wait_for(60s);
   ASSERT_TRUE(status.has_value()) << "kolorun still running after 60 s";
   ASSERT_TRUE(status->ok()) << status->describe() << "\n" << where->stderr_text();
@@ -119,32 +140,38 @@ TEST_F(SshClusterTest, CollectiveRunsAcrossThreeHostsOverSsh) {
   const std::string out = where->stdout_text();
   for (int r = 0; r < 6; ++r) {
     const std::string host = cluster_->host_addresses()[r / 2];
-    const std::string want = "[" + std::to_string(r) + "]<stdout>:" + std::to_string(r) + " " + std::to_string(r % 2) +
-                             "/2 " + std::to_string(r / 2) + "/3 " + host + " " + host + "/24 " + cwd + "\n";
+    const std::string want = "[" + std::to_string(r) + "]<stdout>:" + std::to_string(r) + " " +
+                             std::to_string(r % 2) + "/2 " + std::to_string(r / 2) + "/3 " + host +
+                             " " + host + "/24 " + cwd + "\n";
     EXPECT_NE(out.find(want), std::string::npos) << "missing: " << want << "in:\n" << out;
   }
 
-  auto job = kolorun({KOLO_BIN_DIR "/collective_worker"}, {"-x", "KOLO_TEST_ITERATIONS=5", "-x", "KOLO_TEST_COUNT=100000"});
+  auto job = kolorun({KOLO_BIN_DIR "/collective_worker"},
+                     {"-x", "KOLO_TEST_ITERATIONS=5", "-x", "KOLO_TEST_COUNT=100000"});
   status = job->wait_for(60s);
   ASSERT_TRUE(status.has_value()) << "kolorun still running after 60 s";
   EXPECT_TRUE(status->ok()) << status->describe() << "\n" << job->stderr_text();
   for (int r = 0; r < 6; ++r)
-    EXPECT_NE(job->stdout_text().find("[" + std::to_string(r) + "]<stdout>:iteration 5 ok"), std::string::npos)
+    EXPECT_NE(job->stdout_text().find("[" + std::to_string(r) + "]<stdout>:iteration 5 ok"),
+              std::string::npos)
         << job->stdout_text() << job->stderr_text();
   expect_nothing_left();
 }
 
 TEST_F(SshClusterTest, KillingOneRankEndsTheJobNamingItAndLeavesNothing) {
-  auto job = kolorun({KOLO_BIN_DIR "/collective_worker"}, {"-x", "KOLO_TEST_ITERATIONS=0", "-x", "KOLO_TEST_COUNT=10000"});
+  auto job = kolorun({KOLO_BIN_DIR "/collective_worker"},
+                     {"-x", "KOLO_TEST_ITERATIONS=0", "-x", "KOLO_TEST_COUNT=10000"});
   // Wait until all six are working.
   auto deadline = Clock::now() + 30s;
   while (true) {
     int working = 0;
     for (int r = 0; r < 6; ++r)
-      working += job->stdout_text().find("[" + std::to_string(r) + "]<stdout>:iteration 2 ok") != std::string::npos;
+      working += job->stdout_text().find("[" + std::to_string(r) + "]<stdout>:iteration 2 ok") !=
+                 std::string::npos;
     if (working == 6) break;
     ASSERT_TRUE(job->running()) << "job ended early: " << job->stderr_text();
-    ASSERT_LT(Clock::now(), deadline) << "ranks never all started:\n" << job->stdout_text() << job->stderr_text();
+    ASSERT_LT(Clock::now(), deadline) << "ranks never all started:\n"
+                                      << job->stdout_text() << job->stderr_text();
     std::this_thread::sleep_for(50ms);
   }
 
@@ -152,7 +179,8 @@ TEST_F(SshClusterTest, KillingOneRankEndsTheJobNamingItAndLeavesNothing) {
   int victim = -1;
   std::string secret;
   for (int pid : processes_with_env(marker_))
-    if (env_value(pid, "KOLO_RANK") == "4" && read_file("/proc/" + std::to_string(pid) + "/comm").find("collective") == 0) {
+    if (env_value(pid, "KOLO_RANK") == "4" &&
+        read_file("/proc/" + std::to_string(pid) + "/comm").find("collective") == 0) {
       victim = pid;
       secret = env_value(pid, "KOLO_SECRET");
     }
@@ -161,7 +189,8 @@ TEST_F(SshClusterTest, KillingOneRankEndsTheJobNamingItAndLeavesNothing) {
   DIR* proc = ::opendir("/proc");
   while (dirent* d = ::readdir(proc)) {
     if (!std::isdigit(static_cast<unsigned char>(d->d_name[0]))) continue;
-    EXPECT_EQ(read_file(std::string("/proc/") + d->d_name + "/cmdline").find(secret), std::string::npos)
+    EXPECT_EQ(read_file(std::string("/proc/") + d->d_name + "/cmdline").find(secret),
+              std::string::npos)
         << "the job secret is on the command line of pid " << d->d_name;
   }
   ::closedir(proc);
@@ -169,8 +198,12 @@ TEST_F(SshClusterTest, KillingOneRankEndsTheJobNamingItAndLeavesNothing) {
   auto killed_at = Clock::now();
   ::kill(victim, SIGKILL);
   auto status = job->wait_for(10s);
-  ASSERT_TRUE(status.has_value()) << "job still running 10 s after rank 4 was killed\n" << job->stderr_text();
-  RecordProperty("job_ended_ms", static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count()));
+  ASSERT_TRUE(status.has_value()) << "job still running 10 s after rank 4 was killed\n"
+                                  << job->stderr_text();
+  RecordProperty(
+      "job_ended_ms",
+      static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed_at).count()));
   EXPECT_EQ(status->code, 1);
   const std::string err = job->stderr_text();
   EXPECT_NE(err.find("kolorun: job failed: rank 4 (host " + cluster_->host_addresses()[2] +

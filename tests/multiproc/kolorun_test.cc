@@ -2,7 +2,6 @@
 // tagged line by line, a failing rank or a signal stops the whole job
 // within seconds, and nothing is left running.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -42,7 +41,8 @@ std::vector<pid_t> pids_after(const std::string& text, const std::string& marker
 
 class KolorunTest : public ::testing::Test {
  protected:
-  std::unique_ptr<ChildProcess> start(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+  std::unique_ptr<ChildProcess> start(std::vector<std::string> args,
+                                      std::map<std::string, std::string> env = {}) {
     args.insert(args.begin(), KOLO_BIN_DIR "/kolorun");
     std::string prefix = ::testing::TempDir() + "/run-kolorun-" + std::to_string(::getpid()) + "-" +
                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
@@ -63,9 +63,11 @@ class KolorunTest : public ::testing::Test {
     while (true) {
       std::string out = p.stdout_text();
       int found = 0;
-      for (size_t pos = out.find(text); pos != std::string::npos; pos = out.find(text, pos + 1)) ++found;
+      for (size_t pos = out.find(text); pos != std::string::npos; pos = out.find(text, pos + 1))
+        ++found;
       if (found >= times) return;
-      ASSERT_LT(Clock::now(), deadline) << "never saw '" << text << "' " << times << " times:\n" << out;
+      ASSERT_LT(Clock::now(), deadline) << "never saw '" << text << "' " << times << " times:\n"
+                                        << out;
       std::this_thread::sleep_for(20ms);
     }
   }
@@ -74,35 +76,49 @@ class KolorunTest : public ::testing::Test {
 
 TEST_F(KolorunTest, RanksGetHorovodsLayoutAndExports) {
   std::string out, err;
-  auto status = run({"-np", "3", "-H", "localhost:2,127.0.0.1:1", "-x", "FOO=bar", "sh", "-c",
-                     "echo $KOLO_RANK $KOLO_SIZE $KOLO_LOCAL_RANK $KOLO_LOCAL_SIZE $KOLO_CROSS_RANK $KOLO_CROSS_SIZE "
-                     "$HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_LOCAL_SIZE $HOROVOD_CROSS_RANK "
-                     "$HOROVOD_CROSS_SIZE $KOLO_HOSTNAME $HOROVOD_HOSTNAME $FOO ${#KOLO_SECRET} $KOLO_RENDEZVOUS_ADDR"},
-                    &out, &err);
+  auto status = run(
+      {"-np", "3", "-H", "localhost:2,127.0.0.1:1", "-x", "FOO=bar", "sh", "-c",
+       "echo $KOLO_RANK $KOLO_SIZE $KOLO_LOCAL_RANK $KOLO_LOCAL_SIZE $KOLO_CROSS_RANK "
+       "$KOLO_CROSS_SIZE "
+       "$HOROVOD_RANK $HOROVOD_SIZE $HOROVOD_LOCAL_RANK $HOROVOD_LOCAL_SIZE $HOROVOD_CROSS_RANK "
+       "$HOROVOD_CROSS_SIZE $KOLO_HOSTNAME $HOROVOD_HOSTNAME $FOO ${#KOLO_SECRET} "
+       "$KOLO_RENDEZVOUS_ADDR"},
+      &out, &err);
   EXPECT_TRUE(status.ok()) << status.describe() << "\n" << err;
-  EXPECT_NE(out.find("[0]<stdout>:0 3 0 2 0 2 0 3 0 2 0 2 localhost localhost bar 64 127.0.0.1\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("[1]<stdout>:1 3 1 2 0 1 1 3 1 2 0 1 localhost localhost bar 64 127.0.0.1\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("[2]<stdout>:2 3 0 1 1 2 2 3 0 1 1 2 127.0.0.1 127.0.0.1 bar 64 127.0.0.1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("[0]<stdout>:0 3 0 2 0 2 0 3 0 2 0 2 localhost localhost bar 64 127.0.0.1\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("[1]<stdout>:1 3 1 2 0 1 1 3 1 2 0 1 localhost localhost bar 64 127.0.0.1\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("[2]<stdout>:2 3 0 1 1 2 2 3 0 1 1 2 127.0.0.1 127.0.0.1 bar 64 127.0.0.1\n"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(KolorunTest, RanksRunACollectiveTogether) {
   std::string out, err;
   auto status = run({"-np", "4", "-x", "KOLO_TEST_ITERATIONS=3", "-x", "KOLO_TEST_COUNT=1000",
-                     KOLO_BIN_DIR "/collective_worker"}, &out, &err);
+                     KOLO_BIN_DIR "/collective_worker"},
+                    &out, &err);
   EXPECT_TRUE(status.ok()) << status.describe() << "\n" << err;
   for (int r = 0; r < 4; ++r)
-    EXPECT_NE(out.find("[" + std::to_string(r) + "]<stdout>:iteration 3 ok\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("[" + std::to_string(r) + "]<stdout>:iteration 3 ok\n"), std::string::npos)
+        << out;
 }
 
 TEST_F(KolorunTest, LinesOfManyRanksNeverInterleave) {
   std::string out, err;
   // 3000 short lines each, then one line of 200 000 bytes written in many pieces.
-  auto status = run({"-np", "4", "sh", "-c",
-                     "i=0; while [ $i -lt 3000 ]; do echo \"rank $KOLO_RANK line $i abcdefghijklmnopqrstuvwxyz\"; "
-                     "i=$((i+1)); done; head -c 200000 /dev/zero | tr '\\0' x; echo; echo to-stderr >&2"},
-                    &out, &err);
+  auto status =
+      run({"-np", "4", "sh", "-c",
+           "i=0; while [ $i -lt 3000 ]; do echo \"rank $KOLO_RANK line $i "
+           "abcdefghijklmnopqrstuvwxyz\"; "
+           "i=$((i+1)); done; head -c 200000 /dev/zero | tr '\\0' x; echo; echo to-stderr >&2"},
+          &out, &err);
   ASSERT_TRUE(status.ok()) << status.describe() << "\n" << err;
-  std::regex short_line(R"(\[([0-3])\]<stdout>:rank ([0-3]) line [0-9]+ abcdefghijklmnopqrstuvwxyz)");
+  std::regex short_line(
+      R"(\[([0-3])\]<stdout>:rank ([0-3]) line [0-9]+ abcdefghijklmnopqrstuvwxyz)");
   std::istringstream lines(out);
   std::string line;
   int short_lines = 0, long_lines = 0;
@@ -119,18 +135,22 @@ TEST_F(KolorunTest, LinesOfManyRanksNeverInterleave) {
   }
   EXPECT_EQ(short_lines, 4 * 3000);
   EXPECT_EQ(long_lines, 4);
-  for (int r = 0; r < 4; ++r) EXPECT_NE(err.find("[" + std::to_string(r) + "]<stderr>:to-stderr\n"), std::string::npos);
+  for (int r = 0; r < 4; ++r)
+    EXPECT_NE(err.find("[" + std::to_string(r) + "]<stderr>:to-stderr\n"), std::string::npos);
 }
 
 TEST_F(KolorunTest, FailingRankEndsTheJobNamingIt) {
   auto start_time = Clock::now();
   std::string out, err;
   auto status = run({"-np", "4", "sh", "-c",
-                     "sleep 60 & echo child $!; echo rank $$; if [ $KOLO_RANK = 2 ]; then sleep 0.5; exit 3; fi; wait"},
+                     "sleep 60 & echo child $!; echo rank $$; if [ $KOLO_RANK = 2 ]; then sleep "
+                     "0.5; exit 3; fi; wait"},
                     &out, &err);
   EXPECT_LT(Clock::now() - start_time, 10s);
   EXPECT_EQ(status.code, 1);
-  EXPECT_NE(err.find("kolorun: job failed: rank 2 (host localhost) exited with code 3\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("kolorun: job failed: rank 2 (host localhost) exited with code 3\n"),
+            std::string::npos)
+      << err;
   auto pids = pids_after(out, "child");
   auto ranks = pids_after(out, "rank");
   EXPECT_EQ(pids.size(), 4u);
@@ -140,25 +160,33 @@ TEST_F(KolorunTest, FailingRankEndsTheJobNamingIt) {
 
 TEST_F(KolorunTest, RankKilledBySignalIsReported) {
   std::string out, err;
-  auto status = run({"-np", "2", "sh", "-c", "if [ $KOLO_RANK = 1 ]; then kill -9 $$; fi; sleep 60"}, &out, &err);
+  auto status = run(
+      {"-np", "2", "sh", "-c", "if [ $KOLO_RANK = 1 ]; then kill -9 $$; fi; sleep 60"}, &out, &err);
   EXPECT_EQ(status.code, 1);
-  EXPECT_NE(err.find("kolorun: job failed: rank 1 (host localhost) was killed by signal 9 (SIGKILL)"), std::string::npos)
+  EXPECT_NE(
+      err.find("kolorun: job failed: rank 1 (host localhost) was killed by signal 9 (SIGKILL)"),
+      std::string::npos)
       << err;
 }
 
 TEST_F(KolorunTest, CtrlCReachesEveryRank) {
-  auto p = start({"-np", "3", "sh", "-c", "trap 'echo got INT; exit 4' INT; echo ready; while :; do sleep 0.05; done"});
+  auto p = start({"-np", "3", "sh", "-c",
+                  "trap 'echo got INT; exit 4' INT; echo ready; while :; do sleep 0.05; done"});
   wait_for_text(*p, "ready", 3);
   p->signal(SIGINT);
   auto status = p->wait_for(10s);
   ASSERT_TRUE(status.has_value()) << "kolorun did not stop after SIGINT";
   EXPECT_EQ(status->code, 130);
-  for (int r = 0; r < 3; ++r) EXPECT_NE(p->stdout_text().find("[" + std::to_string(r) + "]<stdout>:got INT"), std::string::npos);
-  EXPECT_NE(p->stderr_text().find("kolorun: job stopped by SIGINT"), std::string::npos) << p->stderr_text();
+  for (int r = 0; r < 3; ++r)
+    EXPECT_NE(p->stdout_text().find("[" + std::to_string(r) + "]<stdout>:got INT"),
+              std::string::npos);
+  EXPECT_NE(p->stderr_text().find("kolorun: job stopped by SIGINT"), std::string::npos)
+      << p->stderr_text();
 }
 
 TEST_F(KolorunTest, RanksThatIgnoreSigtermAreKilledAfterTheGracePeriod) {
-  auto p = start({"-np", "2", "sh", "-c", "trap '' TERM; echo rank $$; echo ready; while :; do sleep 0.05; done"});
+  auto p = start({"-np", "2", "sh", "-c",
+                  "trap '' TERM; echo rank $$; echo ready; while :; do sleep 0.05; done"});
   wait_for_text(*p, "ready", 2);
   auto ranks = pids_after(p->stdout_text(), "rank");
   auto sent = Clock::now();
@@ -186,12 +214,15 @@ TEST_F(KolorunTest, KilledLauncherTakesItsRanksWithIt) {
 TEST_F(KolorunTest, OutputFilenameWritesPerRankFiles) {
   std::string dir = ::testing::TempDir() + "/run-kolorun-out-" + std::to_string(::getpid());
   std::string out, err;
-  auto status = run({"-np", "2", "--output-filename", dir, "sh", "-c", "echo out $KOLO_RANK; echo err $KOLO_RANK >&2"},
+  auto status = run({"-np", "2", "--output-filename", dir, "sh", "-c",
+                     "echo out $KOLO_RANK; echo err $KOLO_RANK >&2"},
                     &out, &err);
   ASSERT_TRUE(status.ok()) << err;
   for (int r = 0; r < 2; ++r) {
-    std::ifstream o(dir + "/rank." + std::to_string(r) + "/stdout"), e(dir + "/rank." + std::to_string(r) + "/stderr");
-    std::string o_text((std::istreambuf_iterator<char>(o)), {}), e_text((std::istreambuf_iterator<char>(e)), {});
+    std::ifstream o(dir + "/rank." + std::to_string(r) + "/stdout"),
+        e(dir + "/rank." + std::to_string(r) + "/stderr");
+    std::string o_text((std::istreambuf_iterator<char>(o)), {}),
+        e_text((std::istreambuf_iterator<char>(e)), {});
     EXPECT_EQ(o_text, "out " + std::to_string(r) + "\n");
     EXPECT_EQ(e_text, "err " + std::to_string(r) + "\n");
   }
@@ -202,7 +233,9 @@ TEST_F(KolorunTest, TimestampsPrefixLines) {
   std::string out, err;
   auto status = run({"-np", "1", "--prefix-output-with-timestamp", "echo", "hi"}, &out, &err);
   ASSERT_TRUE(status.ok()) << err;
-  EXPECT_TRUE(std::regex_match(out, std::regex(R"([A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]{2} \d\d:\d\d:\d\d \d{4}\[0\]<stdout>:hi\n)")))
+  EXPECT_TRUE(std::regex_match(
+      out, std::regex(
+               R"([A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9]{2} \d\d:\d\d:\d\d \d{4}\[0\]<stdout>:hi\n)")))
       << out;
 }
 
@@ -239,7 +272,10 @@ class RemoteHelperTest : public ::testing::Test {
     request.grace_ms = 500;
     send(runner::encode_remote_request(request));
   }
-  void send(const std::string& bytes) { ASSERT_EQ(::write(helper_->stdin_fd(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size())); }
+  void send(const std::string& bytes) {
+    ASSERT_EQ(::write(helper_->stdin_fd(), bytes.data(), bytes.size()),
+              static_cast<ssize_t>(bytes.size()));
+  }
   std::string read_line() {
     std::string line;
     char c;
@@ -269,7 +305,7 @@ TEST_F(RemoteHelperTest, ForwardsSignalsAsExitCode128PlusN) {
 TEST_F(RemoteHelperTest, LauncherGoneStopsTheRankAndWhatItStarted) {
   start("trap '' TERM; sleep 60 & echo $!; while :; do sleep 0.05; done");
   pid_t child = std::stoi(read_line());
-  helper_->release_stdin().reset();  // EOF: as if kolorun and its ssh had died
+  helper_->release_stdin().reset();      // EOF: as if kolorun and its ssh had died
   auto status = helper_->wait_for(10s);  // TERM is ignored, so SIGKILL after the 0.5 s grace
   ASSERT_TRUE(status.has_value()) << "helper did not stop its rank when its input closed";
   EXPECT_EQ(status->code, 128 + SIGKILL);

@@ -23,19 +23,24 @@ class ChildProcess {
  public:
   ChildProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                const std::string& output_prefix)
-      : stdout_path_(output_prefix + ".out"), stderr_path_(output_prefix + ".err"), process_(spec(argv, env)) {}
+      : stdout_path_(output_prefix + ".out"),
+        stderr_path_(output_prefix + ".err"),
+        process_(spec(argv, env)) {}
 
   int pid() const { return process_.pid(); }
   bool running() { return process_.running(); }
   // To this process only (tests stop or kill one rank on purpose).
   void signal(int sig) { ::kill(process_.pid(), sig); }
-  std::optional<runner::ExitStatus> wait_for(std::chrono::milliseconds limit) { return process_.wait_for(limit); }
+  std::optional<runner::ExitStatus> wait_for(std::chrono::milliseconds limit) {
+    return process_.wait_for(limit);
+  }
 
   std::string stdout_text() const { return slurp(stdout_path_); }
   std::string stderr_text() const { return slurp(stderr_path_); }
 
  private:
-  runner::SpawnSpec spec(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) const {
+  runner::SpawnSpec spec(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env) const {
     runner::SpawnSpec s;
     s.argv = argv;
     s.env = runner::current_environment();

@@ -1,10 +1,10 @@
 // kolorun's command line: Horovod's spellings work, the command is left
 // untouched, and every mistake gets a clear message and exit code 2.
+#include "runner/cli.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
-
-#include "runner/cli.h"
 
 namespace kolo::runner {
 namespace {
@@ -27,7 +27,8 @@ std::string temp_file(const std::string& name, const std::string& text) {
 }
 
 TEST(CliTest, HorovodStyleCommandLine) {
-  CliResult r = parse({"-np", "4", "-H", "a:2,b:2", "-p", "2222", "-i", "/k/id", "python", "train.py", "-np", "9", "--lr", "0.1"});
+  CliResult r = parse({"-np", "4", "-H", "a:2,b:2", "-p", "2222", "-i", "/k/id", "python",
+                       "train.py", "-np", "9", "--lr", "0.1"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
   const LaunchOptions& o = r.options;
   EXPECT_EQ(o.np, 4);
@@ -47,20 +48,22 @@ TEST(CliTest, DefaultsToLocalhostAndAcceptsLongSpellings) {
 }
 
 TEST(CliTest, EngineFlagsBecomeEnvironment) {
-  CliResult r = parse({"-np", "1", "--fusion-threshold-mb", "32", "--cycle-time-ms", "2.5", "--cache-capacity", "0",
-                       "--timeline-filename", "/tmp/t.json", "--timeline-mark-cycles", "--no-stall-check",
-                       "--stall-check-warning-time-seconds", "30", "--stall-check-shutdown-time-seconds", "90",
-                       "--log-level", "FATAL", "prog"});
+  CliResult r =
+      parse({"-np", "1", "--fusion-threshold-mb", "32", "--cycle-time-ms", "2.5",
+             "--cache-capacity", "0", "--timeline-filename", "/tmp/t.json",
+             "--timeline-mark-cycles", "--no-stall-check", "--stall-check-warning-time-seconds",
+             "30", "--stall-check-shutdown-time-seconds", "90", "--log-level", "FATAL", "prog"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
-  EXPECT_EQ(r.options.engine.to_environment(), (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
-                                                            {"KOLO_CYCLE_TIME", "2.5"},
-                                                            {"KOLO_CACHE_CAPACITY", "0"},
-                                                            {"KOLO_TIMELINE", "/tmp/t.json"},
-                                                            {"KOLO_TIMELINE_MARK_CYCLES", "1"},
-                                                            {"KOLO_STALL_CHECK_DISABLE", "1"},
-                                                            {"KOLO_STALL_CHECK_TIME_SECONDS", "30"},
-                                                            {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "90"},
-                                                            {"KOLO_LOG_LEVEL", "error"}}));
+  EXPECT_EQ(r.options.engine.to_environment(),
+            (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
+                         {"KOLO_CYCLE_TIME", "2.5"},
+                         {"KOLO_CACHE_CAPACITY", "0"},
+                         {"KOLO_TIMELINE", "/tmp/t.json"},
+                         {"KOLO_TIMELINE_MARK_CYCLES", "1"},
+                         {"KOLO_STALL_CHECK_DISABLE", "1"},
+                         {"KOLO_STALL_CHECK_TIME_SECONDS", "30"},
+                         {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "90"},
+                         {"KOLO_LOG_LEVEL", "error"}}));
 }
 
 TEST(CliTest, NoEngineFlagsExportNothing) {
@@ -70,17 +73,19 @@ TEST(CliTest, NoEngineFlagsExportNothing) {
 }
 
 TEST(CliTest, ExportsTakeValuesOrTheLaunchersEnvironment) {
-  CliResult r = parse({"-np", "1", "-x", "A=1", "-x", "HOME_DIR", "-x", "B=x=y", "prog", "-x", "C"});
+  CliResult r =
+      parse({"-np", "1", "-x", "A=1", "-x", "HOME_DIR", "-x", "B=x=y", "prog", "-x", "C"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
   EXPECT_EQ(r.options.extra_env, (Environment{{"A", "1"}, {"B", "x=y"}, {"HOME_DIR", "/home/me"}}));
   EXPECT_EQ(r.options.command, (std::vector<std::string>{"prog", "-x", "C"}));
 }
 
 TEST(CliTest, SshAndOutputFlags) {
-  CliResult r = parse({"-np", "2", "--ssh-host-key-checking", "yes", "--ssh-known-hosts-file", "/k/known",
-                       "--ssh-option", "ProxyJump=gw", "--ssh-option", "Compression=yes", "--start-timeout", "20",
-                       "--network-interfaces", "eth1,eth2", "--output-filename", "/tmp/out",
-                       "--prefix-output-with-timestamp", "prog"});
+  CliResult r =
+      parse({"-np", "2", "--ssh-host-key-checking", "yes", "--ssh-known-hosts-file", "/k/known",
+             "--ssh-option", "ProxyJump=gw", "--ssh-option", "Compression=yes", "--start-timeout",
+             "20", "--network-interfaces", "eth1,eth2", "--output-filename", "/tmp/out",
+             "--prefix-output-with-timestamp", "prog"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
   EXPECT_EQ(r.options.ssh.host_key_checking, "yes");
   EXPECT_EQ(r.options.ssh.known_hosts_file, "/k/known");
@@ -109,12 +114,15 @@ TEST(CliTest, BadInputExitsWithCodeTwo) {
   expect_error({"-np", "2"}, "no program given");
   expect_error({"-np", "2", "-H", "a:2", "--hostfile", "/x", "prog"}, "excludes");
   expect_error({"-np", "2", "-H", "a:2,a:1", "prog"}, "host 'a' is listed twice");
-  expect_error({"-np", "2", "--hostfile", "/nonexistent/run-hosts", "prog"}, "cannot read hostfile");
+  expect_error({"-np", "2", "--hostfile", "/nonexistent/run-hosts", "prog"},
+               "cannot read hostfile");
   expect_error({"-np", "2", "-p", "70000", "prog"}, "--ssh-port");
   expect_error({"-np", "2", "--ssh-host-key-checking", "maybe", "prog"}, "--ssh-host-key-checking");
   expect_error({"-np", "2", "--log-level", "LOUD", "prog"}, "--log-level 'LOUD' is not one of");
-  expect_error({"-np", "2", "--fusion-threshold-mb", "-1", "prog"}, "--fusion-threshold-mb must be 0 or more");
-  expect_error({"-np", "2", "--config-file", "/nonexistent/run-cfg.yaml", "prog"}, "cannot read config file");
+  expect_error({"-np", "2", "--fusion-threshold-mb", "-1", "prog"},
+               "--fusion-threshold-mb must be 0 or more");
+  expect_error({"-np", "2", "--config-file", "/nonexistent/run-cfg.yaml", "prog"},
+               "cannot read config file");
   expect_error({"-np", "2", "-x", "NOT_SET_ANYWHERE", "prog"}, "NOT_SET_ANYWHERE is not set");
 }
 

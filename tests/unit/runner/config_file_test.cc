@@ -41,7 +41,8 @@ TEST(ConfigFileTest, ReadsEverySection) {
 TEST(ConfigFileTest, EmptyFileSetsNothing) {
   std::vector<std::string> warnings;
   EXPECT_TRUE(parse_config_text("", "cfg.yaml", &warnings).to_environment().empty());
-  EXPECT_TRUE(parse_config_text("# only a comment\n", "cfg.yaml", &warnings).to_environment().empty());
+  EXPECT_TRUE(
+      parse_config_text("# only a comment\n", "cfg.yaml", &warnings).to_environment().empty());
 }
 
 TEST(ConfigFileTest, HorovodOnlySectionsAreSkippedWithAWarning) {
@@ -56,17 +57,22 @@ TEST(ConfigFileTest, HorovodOnlySectionsAreSkippedWithAWarning) {
 }
 
 TEST(ConfigFileTest, MistakesNameTheKey) {
-  EXPECT_EQ(error_of("params:\n  fusion_treshold_mb: 8\n"), "config file cfg.yaml: params.fusion_treshold_mb: unknown key");
+  EXPECT_EQ(error_of("params:\n  fusion_treshold_mb: 8\n"),
+            "config file cfg.yaml: params.fusion_treshold_mb: unknown key");
   EXPECT_EQ(error_of("parms:\n  x: 1\n"),
-            "config file cfg.yaml: parms: unknown section (known: params, timeline, stall_check, logging)");
+            "config file cfg.yaml: parms: unknown section (known: params, timeline, stall_check, "
+            "logging)");
   EXPECT_EQ(error_of("params:\n  fusion_threshold_mb: lots\n"),
             "config file cfg.yaml: params.fusion_threshold_mb: must be an integer (line 2)");
   EXPECT_EQ(error_of("stall_check:\n  enabled: perhaps\n"),
             "config file cfg.yaml: stall_check.enabled: must be true or false (line 2)");
-  EXPECT_EQ(error_of("params: [1, 2]\n"), "config file cfg.yaml: params: must be a mapping of keys");
-  EXPECT_EQ(error_of("- a\n- b\n"),
-            "config file cfg.yaml: the file must be a mapping of sections (params:, timeline:, ...)");
-  EXPECT_NE(error_of("params: {fusion_threshold_mb: 8\n").find("is not valid YAML"), std::string::npos);
+  EXPECT_EQ(error_of("params: [1, 2]\n"),
+            "config file cfg.yaml: params: must be a mapping of keys");
+  EXPECT_EQ(
+      error_of("- a\n- b\n"),
+      "config file cfg.yaml: the file must be a mapping of sections (params:, timeline:, ...)");
+  EXPECT_NE(error_of("params: {fusion_threshold_mb: 8\n").find("is not valid YAML"),
+            std::string::npos);
 }
 
 TEST(ConfigFileTest, FlagsOverrideTheFile) {

@@ -1,11 +1,12 @@
 // Host lists and hostfiles as horovodrun users write them, and the mistakes
 // they make: each error names the file, line or entry.
+#include "runner/hosts.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "common/error.h"
-#include "runner/hosts.h"
 
 namespace kolo::runner {
 namespace {
@@ -30,17 +31,23 @@ TEST(HostListTest, ParsesHostsWithAndWithoutSlots) {
 }
 
 TEST(HostListTest, RejectsMalformedEntries) {
-  EXPECT_NE(error_of([] { parse_host_list("a:0"); }).find("slots must be between 1"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_host_list("a:x"); }).find("slots 'x' is not a number"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_host_list("a:2,,b"); }).find("empty host entry"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_host_list("a;rm -rf:2"); }).find("is not a host name"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_host_list("-oProxyCommand=x"); }).find("is not a host name"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_host_list("a:0"); }).find("slots must be between 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_host_list("a:x"); }).find("slots 'x' is not a number"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_host_list("a:2,,b"); }).find("empty host entry"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_host_list("a;rm -rf:2"); }).find("is not a host name"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_host_list("-oProxyCommand=x"); }).find("is not a host name"),
+            std::string::npos);
   EXPECT_NE(error_of([] { parse_host_list("fe80::1:2"); }).find("[addr]:slots"), std::string::npos);
   EXPECT_NE(error_of([] { parse_host_list(""); }).find("no hosts"), std::string::npos);
 }
 
 TEST(HostListTest, RejectsDuplicateHosts) {
-  EXPECT_NE(error_of([] { parse_host_list("a:2,b:1,a:1"); }).find("host 'a' is listed twice"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_host_list("a:2,b:1,a:1"); }).find("host 'a' is listed twice"),
+            std::string::npos);
 }
 
 TEST(HostfileTest, AcceptsHorovodAndColonFormsWithCommentsAndBlankLines) {
@@ -64,14 +71,16 @@ TEST(HostfileTest, ErrorsNameTheFileAndLine) {
             "hosts:1: expected 'host slots=N', got 'a slots=2 extra'");
   EXPECT_EQ(error_of([] { parse_hostfile_text("a:2 slots=2\n", "hosts"); }),
             "hosts:1: give slots once, as host:N or host slots=N");
-  EXPECT_EQ(error_of([] { parse_hostfile_text("# nothing\n\n", "hosts"); }), "hosts: no hosts in the hostfile");
+  EXPECT_EQ(error_of([] { parse_hostfile_text("# nothing\n\n", "hosts"); }),
+            "hosts: no hosts in the hostfile");
   EXPECT_EQ(error_of([] { parse_hostfile_text("a\nb\na slots=3\n", "hosts"); }),
             "hosts: host 'a' is listed twice (give it more slots instead)");
 }
 
 TEST(HostfileTest, MissingFileIsAClearError) {
-  EXPECT_NE(error_of([] { read_hostfile("/nonexistent/run-hostfile"); })
-                .find("cannot read hostfile '/nonexistent/run-hostfile'"),
+  EXPECT_NE(error_of([] {
+              read_hostfile("/nonexistent/run-hostfile");
+            }).find("cannot read hostfile '/nonexistent/run-hostfile'"),
             std::string::npos);
 }
 
@@ -86,7 +95,8 @@ TEST(LocalHostTest, LoopbackOwnNamesAndAddressesAreLocal) {
   LocalIdentity id;
   id.names = {"localhost", "node7", "node7.cluster"};
   id.addresses = {"10.1.2.3", "fe80::7"};
-  for (const char* h : {"localhost", "127.0.0.1", "127.0.1.1", "[::1]", "node7", "node7.cluster", "10.1.2.3", "[fe80::7]"})
+  for (const char* h : {"localhost", "127.0.0.1", "127.0.1.1", "[::1]", "node7", "node7.cluster",
+                        "10.1.2.3", "[fe80::7]"})
     EXPECT_TRUE(is_local_host(h, id)) << h;
   for (const char* h : {"node8", "10.1.2.4", "user@localhost", "198.18.0.2", "[fe80::8]"})
     EXPECT_FALSE(is_local_host(h, id)) << h;

@@ -1,14 +1,13 @@
 // Output multiplexing: whole lines only, tagged with rank and stream, never
 // mixed between ranks, whatever the chunking of the pipes.
-#include <gtest/gtest.h>
+#include "runner/output_mux.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
-
-#include "runner/output_mux.h"
 
 namespace kolo::runner {
 namespace {
@@ -43,7 +42,8 @@ TEST_F(OutputMuxTest, TagsCompleteLinesAndHoldsPartialOnes) {
   mux.add(0, OutputStream::kStdout, "no newline at the end");
   mux.finish(0, OutputStream::kStdout);
   EXPECT_EQ(slurp(out_path_),
-            "[1]<stdout>:world\n[0]<stdout>:hello\n[1]<stdout>:second line\n[0]<stdout>:no newline at the end\n");
+            "[1]<stdout>:world\n[0]<stdout>:hello\n[1]<stdout>:second line\n[0]<stdout>:no newline "
+            "at the end\n");
   EXPECT_EQ(slurp(err_path_), "[1]<stderr>:oops\n");
 }
 
@@ -51,10 +51,12 @@ TEST_F(OutputMuxTest, ByteByByteInterleavingStillGivesWholeLines) {
   OutputMux mux(out_.get(), err_.get(), OutputOptions{}, 3);
   std::string lines[3];
   for (int r = 0; r < 3; ++r)
-    for (int i = 0; i < 20; ++i) lines[r] += "rank " + std::to_string(r) + " line " + std::to_string(i) + "\n";
+    for (int i = 0; i < 20; ++i)
+      lines[r] += "rank " + std::to_string(r) + " line " + std::to_string(i) + "\n";
   for (size_t pos = 0; pos < lines[0].size() + 10; ++pos)
     for (int r = 0; r < 3; ++r)
-      if (pos < lines[r].size()) mux.add(r, OutputStream::kStdout, std::string_view(&lines[r][pos], 1));
+      if (pos < lines[r].size())
+        mux.add(r, OutputStream::kStdout, std::string_view(&lines[r][pos], 1));
   std::stringstream text(slurp(out_path_));
   std::string line;
   int count = 0;
@@ -71,7 +73,8 @@ TEST_F(OutputMuxTest, ByteByByteInterleavingStillGivesWholeLines) {
 TEST_F(OutputMuxTest, TimestampsPrefixTheTag) {
   OutputOptions options;
   options.timestamps = true;
-  OutputMux mux(out_.get(), err_.get(), options, 1, [] { return std::string("Mon Nov 21 12:34:56 2026"); });
+  OutputMux mux(out_.get(), err_.get(), options, 1,
+                [] { return std::string("Mon Nov 21 12:34:56 2026"); });
   mux.add(0, OutputStream::kStdout, "x\n");
   EXPECT_EQ(slurp(out_path_), "Mon Nov 21 12:34:56 2026[0]<stdout>:x\n");
 }

@@ -1,14 +1,14 @@
 // The one spawning primitive: exit statuses, pipes, process groups, and no
 // survivors when a child's leader exits or its owner lets go of it.
-#include <gtest/gtest.h>
+#include "runner/process.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 #include <thread>
-#include <unistd.h>
-
-#include "runner/process.h"
 
 namespace kolo::runner {
 namespace {
@@ -67,7 +67,8 @@ TEST(ProcessTest, UnknownProgramExits127WithAMessage) {
   s.err = Stream::pipe();
   ChildProcess p(s);
   EXPECT_EQ(p.wait_for(10s)->code, 127);
-  EXPECT_NE(read_all(p.stderr_fd()).find("cannot execute '/nonexistent/run-program'"), std::string::npos);
+  EXPECT_NE(read_all(p.stderr_fd()).find("cannot execute '/nonexistent/run-program'"),
+            std::string::npos);
 }
 
 TEST(ProcessTest, WhatTheChildStartedDiesWithIt) {

@@ -1,9 +1,10 @@
 // Rank placement must match Horovod's, so scripts that use local_rank for
 // the GPU and cross_rank for sharding behave the same under kolorun.
+#include "runner/rank_layout.h"
+
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "runner/rank_layout.h"
 
 namespace kolo::runner {
 namespace {
@@ -29,9 +30,8 @@ TEST(RankLayoutTest, UnevenSlotsGiveHorovodsCrossRanks) {
 }
 
 TEST(RankLayoutTest, FewerRanksThanSlotsLeaveLaterHostsEmpty) {
-  EXPECT_EQ(assign_ranks({{"a", 4}, {"b", 4}}, 3), (Slots{{"a", 0, 3, 0, 3, 0, 1},
-                                                          {"a", 1, 3, 1, 3, 0, 1},
-                                                          {"a", 2, 3, 2, 3, 0, 1}}));
+  EXPECT_EQ(assign_ranks({{"a", 4}, {"b", 4}}, 3),
+            (Slots{{"a", 0, 3, 0, 3, 0, 1}, {"a", 1, 3, 1, 3, 0, 1}, {"a", 2, 3, 2, 3, 0, 1}}));
   EXPECT_EQ(assign_ranks({{"a", 2}, {"b", 2}}, 3).back(), (RankSlot{"b", 2, 3, 0, 1, 1, 2}));
 }
 

@@ -1,10 +1,11 @@
 // The request kolorun sends to its remote helper over ssh's stdin, and the
 // ssh command line, which must never carry the secret.
+#include "runner/remote_exec.h"
+
 #include <gtest/gtest.h>
 
 #include "common/error.h"
 #include "runner/rank_env.h"
-#include "runner/remote_exec.h"
 #include "runner/ssh_command.h"
 
 namespace kolo::runner {
@@ -39,7 +40,8 @@ TEST(RemoteRequestTest, RejectsForeignOrBrokenInput) {
   EXPECT_THROW(decode_remote_request("KOLO-REMOTE-EXEC 1\narg 3\nabcXgo\n"), InvalidArgument);
   EXPECT_THROW(decode_remote_request("KOLO-REMOTE-EXEC 1\narg 99999999999\n"), InvalidArgument);
   EXPECT_THROW(decode_remote_request("KOLO-REMOTE-EXEC 1\ngo\n"), InvalidArgument);  // no program
-  EXPECT_THROW(decode_remote_request("KOLO-REMOTE-EXEC 1\narg 1\nx\nenv 3\nabc\ngo\n"), InvalidArgument);
+  EXPECT_THROW(decode_remote_request("KOLO-REMOTE-EXEC 1\narg 1\nx\nenv 3\nabc\ngo\n"),
+               InvalidArgument);
 }
 
 TEST(SshCommandTest, CarriesOptionsButNoSecretOrEnvironment) {
@@ -94,8 +96,11 @@ TEST(RankEnvironmentTest, SetsKoloAndHorovodNamesThatNothingOverrides) {
 }
 
 TEST(RankEnvironmentTest, RemoteRanksDoNotInheritTheLoginSession) {
-  Environment env = forwardable_environment(
-      {{"PATH", "/x"}, {"HOME", "/root"}, {"SSH_AUTH_SOCK", "/s"}, {"DISPLAY", ":0"}, {"PYTHONPATH", "/p"}});
+  Environment env = forwardable_environment({{"PATH", "/x"},
+                                             {"HOME", "/root"},
+                                             {"SSH_AUTH_SOCK", "/s"},
+                                             {"DISPLAY", ":0"},
+                                             {"PYTHONPATH", "/p"}});
   EXPECT_EQ(env, (Environment{{"PATH", "/x"}, {"PYTHONPATH", "/p"}}));
 }
 
