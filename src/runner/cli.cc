@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <regex>
+#include <cctype>
 #include <sstream>
 
 #include "common/error.h"
@@ -121,13 +121,19 @@ void split_command(const CLI::App& app, const std::vector<std::string>& args,
   }
 }
 
+bool variable_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
 Environment resolve_exports(const std::vector<std::string>& exports, const Environment& env) {
-  static const std::regex kName("[A-Za-z_][A-Za-z0-9_]*");
   Environment out;
   for (const auto& x : exports) {
     const size_t eq = x.find('=');
     const std::string name = x.substr(0, eq);
-    if (!std::regex_match(name, kName))
+    if (!variable_name(name))
       throw InvalidArgument(fmt::format("-x '{}': '{}' is not a variable name", x, name));
     if (eq != std::string::npos) {
       out[name] = x.substr(eq + 1);

@@ -59,6 +59,10 @@ std::string describe_rank_end(const RankLaunch& rank, const ExitStatus& status) 
       return who +
              ": ssh failed with exit code 255 (cannot connect or log in; see its stderr above)";
     if (status.code == 125) return who + ": the remote helper failed (see its stderr above)";
+    if (status.code == 127)
+      return who +
+             " exited with code 127: not found there (the program, or kolorun itself, which " +
+             "must be at the same path on every host)";
     if (status.code > 128 && status.code < 128 + NSIG)
       return fmt::format("{} {}", who, ExitStatus{0, status.code - 128}.describe());
   }

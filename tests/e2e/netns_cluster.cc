@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -87,9 +87,14 @@ NetnsCluster::NetnsCluster(int hosts) {
   // Namespaces of earlier runs that were killed before they could clean up.
   std::string listing;
   sh("ip netns list", &listing);
-  std::regex stale(R"(run-e2e-([0-9]+)-[a-z0-9]+)");
-  for (std::sregex_iterator it(listing.begin(), listing.end(), stale), end; it != end; ++it)
-    if (!process_exists(std::stoi((*it)[1]))) sh("ip netns del " + it->str());
+  std::istringstream lines(listing);
+  std::string name;
+  while (lines >> name) {
+    int owner = 0;
+    if (std::sscanf(name.c_str(), "run-e2e-%d-", &owner) == 1 && owner > 0 &&
+        !process_exists(owner))
+      sh("ip netns del " + name);
+  }
 
   char dir_template[] = "/tmp/run-e2e-XXXXXX";
   if (::mkdtemp(dir_template) == nullptr) throw std::runtime_error("mkdtemp failed");
