@@ -47,8 +47,9 @@ asan-test:
 
 test: unit-test asan-test fuzz-smoke
 
+# Two ranks of the demo, started the way users start jobs.
 demo: build
-	$(BUILD_DIR)/bin/kolo-demo
+	$(BUILD_DIR)/bin/kolorun -np 2 $(BUILD_DIR)/bin/kolo-demo
 
 bench: build
 	$(BUILD_DIR)/bin/kolo-bench -np 2 allreduce -b 8 -e 256M -f 4 -c 1

@@ -10,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   procps iproute2
+  openssh-client openssh-server
 )
 
 missing=()

@@ -2,6 +2,8 @@
 //
 //   kolo-bench -np 2 allreduce -b 8 -e 256M -f 4 -c 1     (starts 2 local ranks)
 //   kolorun -np 4 -H a:2,b:2 kolo-bench allgather          (one rank per process)
+#include <unistd.h>
+
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -12,7 +14,7 @@
 #include "kolo_bench/bench_args.h"
 #include "kolo_bench/collective_case.h"
 #include "kolo_bench/engine_case.h"
-#include "runner/local_launcher.h"
+#include "runner/launcher.h"
 
 namespace kolo::bench {
 namespace {
@@ -29,19 +31,14 @@ collectives::CollectiveOptions with_algorithm(collectives::CollectiveOptions opt
 }
 
 int run_launcher(const BenchArgs& args, int argc, char** argv) {
-  runner::LocalLaunchOptions launch;
-  launch.np = args.np;
-  launch.argv = rank_argv(argc, argv);
-  launch.argv[0] = "/proc/self/exe";  // the same binary, wherever it lives
+  auto command = rank_argv(argc, argv);
   char self[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) launch.argv[0] = std::string(self, static_cast<size_t>(n));
-  launch.job_timeout = std::chrono::milliseconds(static_cast<int64_t>(args.timeout_seconds * 1000));
-  auto result = runner::launch_local(launch);
-  if (result.timed_out) fmt::print(stderr, "kolo-bench: stopped after the {} s time limit\n", args.timeout_seconds);
-  if (result.first_failure >= 0)
-    fmt::print(stderr, "kolo-bench: {}\n", result.ranks[result.first_failure].describe());
-  return result.exit_code();
+  if (n > 0) command[0] = std::string(self, static_cast<size_t>(n));  // the same binary, wherever it lives
+  auto result = runner::launch_local(args.np, command,
+                                     std::chrono::milliseconds(static_cast<int64_t>(args.timeout_seconds * 1000)));
+  if (!result.message.empty()) fmt::print(stderr, "kolo-bench: {}\n", result.message);
+  return result.exit_code == 0 ? 0 : 1;
 }
 
 int run_rank(const BenchArgs& args) {

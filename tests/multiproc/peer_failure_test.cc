@@ -63,8 +63,7 @@ class PeerFailureTest : public ::testing::Test {
       auto status = ranks_[r]->wait_for(limit);
       ASSERT_TRUE(status.has_value()) << "rank " << r << " still running " << limit.count()
                                       << " ms after rank " << victim << " failed";
-      EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3)
-          << "rank " << r << " wait status " << *status << "\n" << ranks_[r]->stderr_text();
+      EXPECT_EQ(status->code, 3) << "rank " << r << " " << status->describe() << "\n" << ranks_[r]->stderr_text();
       std::string err = ranks_[r]->stderr_text();
       EXPECT_NE(err.find(must_mention), std::string::npos)
           << "rank " << r << "'s error does not name the failed rank:\n" << err;
@@ -127,7 +126,7 @@ TEST_F(PeerFailureTest, WorkerWithTheWrongSecretIsRejectedWithAClearMessage) {
   for (auto& rank : ranks_) {
     auto status = rank->wait_for(30s);
     ASSERT_TRUE(status.has_value()) << "rank with a wrong secret still running after 30 s";
-    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 3) << rank->stderr_text();
+    EXPECT_EQ(status->code, 3) << status->describe() << "\n" << rank->stderr_text();
     EXPECT_NE(rank->stderr_text().find("rejected our credentials"), std::string::npos)
         << rank->stderr_text();
   }
@@ -140,7 +139,7 @@ TEST_P(HealthyRanks, Finish) {
   for (auto& rank : ranks_) {
     auto status = rank->wait_for(30s);
     ASSERT_TRUE(status.has_value()) << "rank still running after 30 s";
-    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << rank->stderr_text();
+    EXPECT_TRUE(status->ok()) << status->describe() << "\n" << rank->stderr_text();
     EXPECT_NE(rank->stdout_text().find("iteration 5 ok"), std::string::npos);
   }
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/net_interfaces.h"
 #include "transport/tcp/tcp_options.h"
 
 namespace kolo::transport::tcp {
@@ -24,8 +25,7 @@ std::vector<InterfaceAddress> list_ipv4_interfaces();
 // non-loopback interface that is up, 127.0.0.1.
 std::string select_listen_address(const TcpOptions& options);
 
-// The local source address the kernel would use to reach `host`, found by
-// connecting a UDP socket (no packet is sent). Empty if unresolvable.
-std::string local_address_routing_to(const std::string& host);
+// Kept here too: the transport and its tests know it by this name.
+using net::local_address_routing_to;
 
 }  // namespace kolo::transport::tcp

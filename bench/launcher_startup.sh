@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Launcher start-up: time from starting the launcher to the first completed
+# collective of a trivial job (one allreduce of one float), and the whole
+# job's wall time, for kolorun, OpenMPI's mpirun and torchrun (when torch is
+# installed), each run REPS times back to back; prints a markdown table of
+# medians and minimums for docs/benchmarks.md.
+#
+#   bench/launcher_startup.sh [NP] [REPS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+np=${1:-8}
+reps=${2:-10}
+bin=${BUILD_DIR:-build}/bin
+
+now_ns() { date +%s%N; }
+
+# run LABEL COMMAND...: REPS runs; collects first-collective and wall times in ms.
+declare -A first_ms wall_ms
+run() {
+  local label=$1; shift
+  local firsts=() walls=()
+  for ((i = 0; i < reps; i++)); do
+    local start end out
+    start=$(now_ns)
+    out=$(LAUNCH_START_NS=$start "$@" 2>&1) || { echo "$label failed:" >&2; echo "$out" >&2; return 1; }
+    end=$(now_ns)
+    firsts+=("$(grep -o 'first_collective_ms [0-9.]*' <<<"$out" | awk '{print $2}')")
+    walls+=("$(awk -v s="$start" -v e="$end" 'BEGIN{printf "%.1f", (e-s)/1e6}')")
+  done
+  first_ms[$label]=$(printf '%s\n' "${firsts[@]}" | sort -n | awk '{a[NR]=$1} END{printf "%.1f | %.1f", a[int((NR+1)/2)], a[1]}')
+  wall_ms[$label]=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END{printf "%.1f | %.1f", a[int((NR+1)/2)], a[1]}')
+}
+
+echo "## host: $(nproc) cores, $(uname -r); $(date -u +%Y-%m-%dT%H:%MZ); $np ranks, $reps runs each"
+labels=()
+echo "\$ kolorun -np $np $bin/kolo-first-collective"
+run kolorun "$bin/kolorun" -np "$np" "$bin/kolo-first-collective" && labels+=(kolorun)
+if command -v mpirun >/dev/null && [ -x "$bin/mpi-first-collective" ]; then
+  echo "\$ mpirun -np $np --oversubscribe $bin/mpi-first-collective"
+  run mpirun mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" "$bin/mpi-first-collective" &&
+    labels+=(mpirun)
+else
+  echo "mpirun or mpi-first-collective not available: skipped"
+fi
+if command -v torchrun >/dev/null && python3 -c 'import torch' 2>/dev/null; then
+  echo "\$ torchrun --nproc-per-node $np bench/startup/torch_first_collective.py"
+  run torchrun torchrun --nproc-per-node "$np" bench/startup/torch_first_collective.py && labels+=(torchrun)
+else
+  echo "torchrun (torch) is not installed: skipped"
+fi
+
+echo
+echo "| launcher | first collective, median (ms) | min (ms) | whole job, median (ms) | min (ms) |"
+echo "|---|---:|---:|---:|---:|"
+for l in "${labels[@]}"; do echo "| $l | ${first_ms[$l]} | ${wall_ms[$l]} |"; done

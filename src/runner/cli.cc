@@ -1,0 +1,237 @@
+#include "runner/cli.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <sstream>
+
+#include "common/error.h"
+#include "runner/rank_layout.h"
+
+#ifndef KOLO_VERSION_STRING
+#define KOLO_VERSION_STRING "unknown"
+#endif
+
+namespace kolo::runner {
+namespace {
+
+// Values of every flag, before they become LaunchOptions; optionals are
+// read through CLI11's count() so "not given" differs from any value.
+struct RawFlags {
+  int np = 0;
+  std::string hosts, hostfile, config_file, log_level, output_dir, network_interface;
+  std::vector<std::string> exports;
+  int ssh_port = 22, start_timeout = 0;
+  int64_t fusion_mb = 0, cache_capacity = 0, stall_warning = 0, stall_shutdown = 0;
+  double cycle_ms = 0;
+  std::string timeline;
+  bool mark_cycles = false, no_stall_check = false, verbose = false, timestamps = false,
+       check_build = false;
+};
+
+// Horovod and MPI spell some long options with one dash; CLI11 reads a
+// single dash as one letter, so those are renamed before parsing.
+std::string normalized(const std::string& arg) {
+  static const std::pair<const char*, const char*> kRenames[] = {
+      {"-np", "--num-proc"}, {"-cb", "--check-build"}, {"-hostfile", "--hostfile"}};
+  for (const auto& [from, to] : kRenames) {
+    if (arg == from) return to;
+    if (arg.rfind(std::string(from) + "=", 0) == 0) return to + arg.substr(std::strlen(from));
+  }
+  return arg;
+}
+
+void build_app(CLI::App& app, RawFlags& f, SshOptions& ssh) {
+  app.set_version_flag("-v,--version", "kolorun (Kolo) " KOLO_VERSION_STRING);
+  app.add_option("--num-proc", f.np, "number of ranks (spelled -np too)");
+  auto* hosts = app.add_option("-H,--hosts", f.hosts,
+                               "hosts and slots: host1:4,host2:4 (default: localhost)");
+  auto* hostfile = app.add_option("--hostfile", f.hostfile,
+                                  "file of 'host slots=N' lines (spelled -hostfile too)");
+  hosts->excludes(hostfile);
+  app.add_option("-p,--ssh-port", f.ssh_port, "ssh port of the remote hosts")
+      ->check(CLI::Range(1, 65535));
+  app.add_option("-i,--ssh-identity-file", ssh.identity_file,
+                 "ssh private key for the remote hosts");
+  app.add_option("--ssh-host-key-checking", ssh.host_key_checking,
+                 "ssh StrictHostKeyChecking: yes, accept-new or no")
+      ->check(CLI::IsMember({"yes", "accept-new", "no"}));
+  app.add_option("--ssh-known-hosts-file", ssh.known_hosts_file,
+                 "ssh known_hosts file to check host keys against");
+  app.add_option("--ssh-option", ssh.options, "extra ssh -o option, e.g. ProxyJump=gw (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--start-timeout", f.start_timeout,
+                 "seconds for ssh to connect and ranks to meet (KOLO_START_TIMEOUT)")
+      ->check(CLI::Range(1, 86400));
+  app.add_option(
+      "--network-interface,--network-interfaces", f.network_interface,
+      "interface(s) for rendezvous and data, e.g. eth0 (KOLO_IFACE; the first of a list)");
+  app.add_option("--output-filename", f.output_dir,
+                 "also write each rank's output to DIR/rank.N/stdout and stderr");
+  app.add_flag("--verbose", f.verbose, "print the rank layout and the commands run");
+  app.add_option("--log-level", f.log_level,
+                 "engine log level: TRACE, DEBUG, INFO, WARNING, ERROR, FATAL");
+  app.add_flag("--prefix-output-with-timestamp", f.timestamps,
+               "prefix every output line with the time");
+  app.add_option("--config-file", f.config_file,
+                 "YAML file with horovodrun's sections; flags override it");
+  app.add_option("--fusion-threshold-mb", f.fusion_mb,
+                 "fusion buffer size in MiB (0 disables fusion)");
+  app.add_option("--cycle-time-ms", f.cycle_ms, "engine cycle time in milliseconds");
+  app.add_option("--cache-capacity", f.cache_capacity,
+                 "response cache entries (0 disables the cache)");
+  app.add_option("--timeline-filename", f.timeline, "write a timeline (Chrome trace) to this file");
+  app.add_flag("--timeline-mark-cycles", f.mark_cycles, "mark engine cycles in the timeline");
+  app.add_flag("--no-stall-check", f.no_stall_check, "disable the stall inspector");
+  app.add_option("--stall-check-warning-time-seconds", f.stall_warning,
+                 "warn after a stall of this many seconds");
+  app.add_option("--stall-check-shutdown-time-seconds", f.stall_shutdown,
+                 "stop the job after a stall this long");
+  app.add_option("-x", f.exports,
+                 "pass VAR (from this environment) or VAR=value to every rank (repeatable)")
+      ->allow_extra_args(false);
+  app.add_flag("--check-build", f.check_build,
+               "list the backends, frameworks and features of this build (-cb)");
+  app.footer(
+      "Usage: kolorun -np N [-H host1:n1,host2:n2 | --hostfile FILE] [options] program [args...]\n"
+      "Everything from the program on is passed to every rank unchanged.");
+}
+
+// Splits kolorun's own flags from the command: the command starts at the
+// first argument that is neither an option nor an option's value.
+void split_command(const CLI::App& app, const std::vector<std::string>& args,
+                   std::vector<std::string>* own, std::vector<std::string>* command) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      command->assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      return;
+    }
+    if (args[i].size() < 2 || args[i][0] != '-') {
+      command->assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      return;
+    }
+    std::string arg = normalized(args[i]);
+    own->push_back(arg);
+    const std::string name = arg.substr(0, arg.find('='));
+    const CLI::Option* opt = app.get_option_no_throw(name);
+    if (opt != nullptr && arg.find('=') == std::string::npos && opt->get_expected_min() > 0 &&
+        i + 1 < args.size())
+      own->push_back(args[++i]);
+  }
+}
+
+bool variable_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+Environment resolve_exports(const std::vector<std::string>& exports, const Environment& env) {
+  Environment out;
+  for (const auto& x : exports) {
+    const size_t eq = x.find('=');
+    const std::string name = x.substr(0, eq);
+    if (!variable_name(name))
+      throw InvalidArgument(fmt::format("-x '{}': '{}' is not a variable name", x, name));
+    if (eq != std::string::npos) {
+      out[name] = x.substr(eq + 1);
+    } else if (auto it = env.find(name); it != env.end()) {
+      out[name] = it->second;
+    } else {
+      throw InvalidArgument(fmt::format(
+          "-x {}: {} is not set in kolorun's environment (use -x {}=value)", x, name, name));
+    }
+  }
+  return out;
+}
+
+EngineSettings engine_flags(const CLI::App& app, const RawFlags& f) {
+  EngineSettings s;
+  auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+  if (given("--fusion-threshold-mb")) s.fusion_threshold_mb = f.fusion_mb;
+  if (given("--cycle-time-ms")) s.cycle_time_ms = f.cycle_ms;
+  if (given("--cache-capacity")) s.cache_capacity = f.cache_capacity;
+  if (given("--timeline-filename")) s.timeline_filename = f.timeline;
+  if (f.mark_cycles) s.timeline_mark_cycles = true;
+  if (f.no_stall_check) s.stall_check = false;
+  if (given("--stall-check-warning-time-seconds")) s.stall_warning_seconds = f.stall_warning;
+  if (given("--stall-check-shutdown-time-seconds")) s.stall_shutdown_seconds = f.stall_shutdown;
+  if (given("--log-level")) s.log_level = f.log_level;
+  return s;
+}
+
+CliResult exit_with(int code, std::string output, std::string error) {
+  CliResult r;
+  r.action = CliResult::Action::kExit;
+  r.exit_code = code;
+  r.output = std::move(output);
+  r.error = std::move(error);
+  return r;
+}
+
+}  // namespace
+
+CliResult parse_command_line(const std::vector<std::string>& args, const Environment& env) {
+  CLI::App app{"kolorun: start a Kolo job of N ranks on this host or across hosts over ssh.",
+               "kolorun"};
+  RawFlags f;
+  CliResult result;
+  LaunchOptions& o = result.options;
+  build_app(app, f, o.ssh);
+
+  std::vector<std::string> own;
+  split_command(app, args, &own, &o.command);
+  std::reverse(own.begin(), own.end());  // CLI11 takes the vector reversed
+  try {
+    app.parse(own);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream out, err;
+    int code = app.exit(e, out, err);
+    return exit_with(code == 0 ? 0 : 2, out.str(), err.str());
+  }
+
+  try {
+    if (f.check_build) {
+      result.action = CliResult::Action::kCheckBuild;
+      return result;
+    }
+    if (o.command.empty())
+      throw InvalidArgument("no program given: kolorun -np N [options] program [args...]");
+    if (app.get_option("--num-proc")->count() == 0)
+      throw InvalidArgument("-np is required (the number of ranks)");
+    o.np = f.np;
+    if (!f.hosts.empty()) o.hosts = parse_host_list(f.hosts);
+    if (app.get_option("--hostfile")->count() > 0) o.hosts = read_hostfile(f.hostfile);
+    if (o.hosts.empty()) {
+      if (o.np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", o.np));
+      o.hosts = {{"localhost", o.np}};
+    }
+    assign_ranks(o.hosts, o.np);  // checks -np against the slots now, before anything starts
+
+    EngineSettings file;
+    if (!f.config_file.empty()) file = load_config_file(f.config_file, &result.warnings);
+    o.engine = engine_flags(app, f).overriding(file);
+    o.engine.validate();
+
+    o.extra_env = resolve_exports(f.exports, env);
+    if (app.get_option("--ssh-port")->count() > 0) o.ssh.port = f.ssh_port;
+    if (app.get_option("--start-timeout")->count() > 0) {
+      o.start_timeout_seconds = f.start_timeout;
+      o.ssh.connect_timeout = std::chrono::seconds(f.start_timeout);
+    }
+    o.network_interface = f.network_interface.substr(0, f.network_interface.find(','));
+    o.output.timestamps = f.timestamps;
+    o.output.directory = f.output_dir;
+    o.verbose = f.verbose;
+    result.action = CliResult::Action::kLaunch;
+    return result;
+  } catch (const InvalidArgument& e) {
+    CliResult r = exit_with(2, "", fmt::format("kolorun: {}\n", e.what()));
+    r.warnings = result.warnings;
+    return r;
+  }
+}
+
+}  // namespace kolo::runner

@@ -1,0 +1,98 @@
+// Job: runs the processes of one launch to the end. One thread, one poll()
+// loop over every rank's output pipes, exit pidfds, ssh control pipes and
+// the launcher's signals, so there is nothing to lock.
+//
+// Lifecycle: when a rank fails (non-zero exit, signal, ssh failure), a
+// signal reaches the launcher, or the job's time limit passes, every rank
+// still running gets SIGTERM (or the signal received), and SIGKILL after
+// the grace period; a second Ctrl-C kills at once. The job ends when every
+// process has been reaped and its output drained.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/launch_options.h"
+#include "runner/process.h"
+#include "runner/rank_layout.h"
+
+namespace kolo::runner {
+
+class OutputMux;
+
+struct RankLaunch {
+  RankSlot slot;
+  bool remote = false;
+  SpawnSpec spawn;             // local: the rank itself; remote: the ssh client
+  std::string remote_request;  // remote: written to ssh's stdin first (remote_exec.h)
+};
+
+struct JobOptions {
+  OutputOptions output;
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+  int signal_fd = -1;  // a SignalCapture's fd, or -1
+  std::chrono::milliseconds kill_grace{5000};
+  std::chrono::milliseconds job_timeout{0};  // 0 = none
+  bool verbose = false;
+};
+
+struct JobResult {
+  int exit_code = 0;    // 0; 1 when a rank failed or time ran out; 128+N after signal N
+  std::string message;  // one line for the user, empty on success
+  std::vector<std::optional<ExitStatus>> ranks;
+  // The rank the message names, or -1: the first to fail, unless a rank
+  // died of a signal nobody sent it while the others were failing with it
+  // (a rank killed by hand or by the OOM killer makes its peers exit with
+  // errors at nearly the same moment; the killed one is the cause).
+  int first_failure = -1;
+  bool timed_out = false;
+  int interrupted_by = 0;  // signal number, or 0
+};
+
+// How a rank ended, in words, knowing how its process was reached: for a
+// remote rank, ssh's 255 is a connection failure and 128+N the helper's
+// report of signal N.
+std::string describe_rank_end(const RankLaunch& rank, const ExitStatus& status);
+
+class Job {
+ public:
+  Job(std::vector<RankLaunch> ranks, JobOptions options);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  JobResult run();
+
+ private:
+  struct Rank;
+  using Clock = std::chrono::steady_clock;
+
+  void start_all();
+  void on_exit(size_t index);
+  void begin_stop(int sig);
+  void escalate();
+  void deliver(Rank& rank, int sig);
+  void flush_control(Rank& rank);
+  void read_output(Rank& rank, int which);
+  bool all_reaped() const;
+  bool output_open() const;
+  void on_signal(int sig);
+  void note(const std::string& line);
+  void finish_result();
+
+  std::vector<Rank> ranks_;
+  JobOptions options_;
+  std::unique_ptr<OutputMux> mux_;
+  JobResult result_;
+  bool stopping_ = false;
+  int first_exit_ = -1;                           // the first rank to fail, in time
+  std::optional<Clock::time_point> kill_at_;      // SIGKILL everything still running then
+  std::optional<Clock::time_point> ssh_kill_at_;  // then end remote ranks' ssh clients too
+  std::optional<Clock::time_point> drain_until_;  // stop waiting for output then
+};
+
+}  // namespace kolo::runner

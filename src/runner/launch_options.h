@@ -1,0 +1,56 @@
+// Everything a job launch needs, as kolorun's command line (cli.h) or a
+// tool such as kolo-bench -np fills it in. Plain values; launcher.h acts on
+// them.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/engine_settings.h"
+#include "runner/hosts.h"
+#include "runner/process.h"
+
+namespace kolo::runner {
+
+struct SshOptions {
+  std::optional<int> port;                       // -p
+  std::string identity_file;                     // -i
+  std::string host_key_checking = "accept-new";  // yes | accept-new | no
+  std::string known_hosts_file;                  // empty: ssh's default
+  std::vector<std::string> options;              // extra "-o" options, passed as given
+  std::chrono::seconds connect_timeout{30};
+};
+
+struct OutputOptions {
+  // Tagged: every line of every rank as "[rank]<stdout>:line" through the
+  // launcher. Inherit: ranks write to the launcher's stdout and stderr
+  // directly (kolo-bench -np, where only rank 0 prints).
+  bool tagged = true;
+  bool timestamps = false;  // --prefix-output-with-timestamp
+  std::string directory;    // --output-filename: DIR/rank.N/{stdout,stderr}
+};
+
+struct LaunchOptions {
+  int np = 0;
+  std::vector<HostSlots> hosts;      // empty: localhost with np slots
+  std::vector<std::string> command;  // the program and its arguments
+  Environment extra_env;             // -x, already resolved to values
+  EngineSettings engine;
+  SshOptions ssh;
+  OutputOptions output;
+  std::optional<int> start_timeout_seconds;  // --start-timeout -> KOLO_START_TIMEOUT
+  std::string network_interface;             // --network-interface -> KOLO_IFACE
+  bool verbose = false;
+  // When a rank fails or a signal arrives, ranks get this long after
+  // SIGTERM (or the forwarded signal) before SIGKILL.
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
+  // Whole-job limit; 0 = none (kolo-bench -t). At the limit ranks are stopped.
+  std::chrono::milliseconds job_timeout{0};
+  // Program that runs ranks on remote hosts (kolorun itself, which must be
+  // at this path there too); empty: this executable.
+  std::string remote_helper;
+};
+
+}  // namespace kolo::runner
