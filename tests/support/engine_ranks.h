@@ -7,7 +7,7 @@
 //   });
 //
 // Engines are built concurrently (construction is collective) and shut down
-// after every rank's function returned. Link with kolo.
+// after every rank's function returned (behind a barrier). Link with kolo.
 #pragma once
 
 #include <functional>
@@ -49,6 +49,9 @@ inline void run_engines(int size, const std::function<void(core::Engine&, int ra
   });
   run_threads(size, [&](int rank) {
     body(*engines[rank], rank);
+    // One rank's shutdown stops every rank (Horovod's semantics), so a rank
+    // that finished first must not cut off the others' last operations.
+    engines[rank]->barrier()->wait_for(std::chrono::seconds(60));
     engines[rank]->shutdown();
   });
 }
