@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -52,7 +53,14 @@ class KolorunTest : public ::testing::Test {
     std::string prefix = ::testing::TempDir() + "/run-kolorun-" + std::to_string(::getpid()) + "-" +
                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
                          std::to_string(runs_++);
+    outputs_.push_back(prefix);
     return std::make_unique<ChildProcess>(args, env, prefix);
+  }
+  void TearDown() override {
+    for (const auto& prefix : outputs_) {
+      std::filesystem::remove(prefix + ".out");
+      std::filesystem::remove(prefix + ".err");
+    }
   }
   // Runs kolorun to the end (60 s at most).
   runner::ExitStatus run(std::vector<std::string> args, std::string* out, std::string* err) {
@@ -77,6 +85,7 @@ class KolorunTest : public ::testing::Test {
     }
   }
   int runs_ = 0;
+  std::vector<std::string> outputs_;  // files to remove after the test
 };
 
 TEST_F(KolorunTest, RanksGetHorovodsLayoutAndExports) {
@@ -232,6 +241,7 @@ TEST_F(KolorunTest, OutputFilenameWritesPerRankFiles) {
     EXPECT_EQ(e_text, "err " + std::to_string(r) + "\n");
   }
   EXPECT_NE(out.find("[1]<stdout>:out 1"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(KolorunTest, TimestampsPrefixLines) {

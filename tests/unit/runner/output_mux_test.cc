@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -21,6 +22,11 @@ class OutputMuxTest : public ::testing::Test {
     err_path_ = dir_ + ".err";
     out_ = UniqueFd(::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
     err_ = UniqueFd(::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  }
+  void TearDown() override {
+    std::filesystem::remove(out_path_);
+    std::filesystem::remove(err_path_);
+    std::filesystem::remove_all(dir_ + ".d");
   }
   static std::string slurp(const std::string& path) {
     std::ifstream in(path);
