@@ -74,7 +74,9 @@ void TcpCore::poll_until_stopped() {
   }
 }
 
-void TcpCore::poll_once(int timeout_ms) {
+void TcpCore::poll_once(int timeout_ms, const Operation* awaited) {
+  awaited_ = awaited;
+  awaited_filled_ = false;
   epoll_event events[64];
   int n = ::epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
   if (n < 0) {
@@ -131,7 +133,7 @@ void TcpCore::keep_alive(Clock::time_point now) {
 }
 
 void TcpCore::on_readable(PeerLink& link) {
-  for (int i = 0; i < kReadsPerEvent; ++i)
+  for (int i = 0; i < kReadsPerEvent && !awaited_filled_; ++i)
     if (!read_step(link)) return;
 }
 
@@ -267,6 +269,7 @@ void TcpCore::on_frame_end(PeerLink& link) {
     case Sink::kPosted: {
       std::lock_guard lock(mutex_);
       if (committed) {
+        awaited_filled_ = awaited_filled_ || r.op.get() == awaited_;
         complete(*r.op, nullptr);
       } else {
         r.op->busy = false;
@@ -315,6 +318,7 @@ void TcpCore::deliver_unexpected(PeerLink& link, FrameReader& r, bool committed)
     }
   }
   if (r.owned.size) std::memcpy(target->data, r.owned.data.get(), r.owned.size);
+  awaited_filled_ = awaited_filled_ || target.get() == awaited_;
   std::lock_guard lock(mutex_);
   complete(*target, nullptr);
 }

@@ -82,7 +82,7 @@ void TcpCore::wait(Operation& op) {
     driver_sleeping_ = true;
     lock.unlock();
     try {
-      poll_once(millis_until(std::min(deadline, now + keep_alive_period())));
+      poll_once(millis_until(std::min(deadline, now + keep_alive_period())), &op);
     } catch (const std::exception& e) {
       std::string message = std::string("transport event loop failed: ") + e.what();
       poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
