@@ -71,6 +71,13 @@ void TcpCore::poll_until_stopped() {
       continue;
     }
     poll_once(timeout_ms);
+    poll.unlock();
+    // A caller that arrived while we held the loop woke us (wait.cc) and
+    // waits for it; hand it over now rather than at its next retry.
+    if (waiters_.load() > 0) {
+      std::lock_guard lock(mutex_);
+      changed_.notify_all();
+    }
   }
 }
 

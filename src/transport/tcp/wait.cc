@@ -91,6 +91,9 @@ void TcpCore::wait(Operation& op) {
     poll.unlock();
     lock.lock();
     driver_sleeping_ = false;
+    // Other waiters retry driving only every kRetryDrive; tell them the loop
+    // is free in case this wait is about to end.
+    if (waiters_.load() > 1) changed_.notify_all();
   }
   if (op.error) std::rethrow_exception(op.error);
 }
