@@ -113,6 +113,8 @@ class TcpCore {
   void on_writable(PeerLink& link);
   // Reads one step of the frame; false when the socket would block or failed.
   bool read_step(PeerLink& link);
+  // Parses staged bytes into the frame being read; false once the link failed.
+  bool parse_staged(PeerLink& link);
   bool on_header(PeerLink& link);
   void on_frame_end(PeerLink& link);
   void deliver_unexpected(PeerLink& link, FrameReader& reader, bool committed);
