@@ -33,12 +33,14 @@ struct ByteRange {
 void allreduce_recursive_doubling(Context& ctx, Tag tag, void* data, size_t count, DataType dtype,
                                   ReduceOp op);
 
-// Ring reduce-scatter followed by ring allgather. `src` is this rank's
-// contribution (may equal `dst`, or stay untouched when it does not); `dst`
+// Ring reduce-scatter and ring allgather as one chunked pipeline (a shard
+// chunk starts its allgather as soon as it is reduced). `src` is this rank's
+// contribution (may equal `dst`, or stays untouched when it does not); `dst`
 // receives the reduction, multiplied by `postscale` (each shard is scaled
 // once, by its owner, before the allgather). Ring steps are split into
 // chunks of chunk_bytes so the transfer of one chunk overlaps the reduction
-// of the previous one.
+// of the previous one. Out of place, partial sums land directly in `dst`, so
+// every receive is posted before any message can arrive.
 void allreduce_ring(Context& ctx, Tag tag, const void* src, void* dst, size_t count,
                     DataType dtype, ReduceOp op, double postscale, size_t chunk_bytes);
 

@@ -3,31 +3,113 @@
 #include "collectives/reduce/reduce.h"
 
 namespace kolo::collectives::detail {
+namespace {
 
-// Reduce-scatter leaves each rank with one fully reduced shard; the
-// allgather then circulates the shards. Both phases use the same tag: the
-// allgather's messages from the left neighbour queue behind the
-// reduce-scatter's, which have all been consumed when it starts.
+// Chunk buffers that in-place partial sums land in; one is reduced while
+// the others receive. Each is reused as soon as its chunk is reduced,
+// because the result goes to the destination, not back to the slot.
+constexpr size_t kChunkSlots = 4;
+
+// One chunk this rank receives, in the order it receives them.
+struct IncomingChunk {
+  ByteRange range;  // within the full buffer
+  bool reduce;      // reduce-scatter phase (else allgather)
+  bool finish;      // completes this rank's own segment: postscale it
+  bool forward;     // sent on to the next rank once handled
+};
+
+}  // namespace
+
+// One ring pipeline for both phases. Reduce-scatter: at step s rank r
+// receives the partial sum of segment (r - s - 2) from r-1, adds its own
+// contribution and forwards it; at the last step the segment is its own,
+// which it finishes (postscale) and sends on as the allgather's first
+// step; the allgather then forwards finished segments around the ring.
+// Every phase works chunk by chunk, so a chunk moves on as soon as it is
+// reduced, and the allgather starts while the reduce-scatter still runs.
+//
+// Where partial sums land: out of place, straight in dst at their final
+// place (dst's other bytes are not needed yet), so every receive of the
+// operation is posted up front and nothing takes the transport's
+// unexpected-message path. In place, dst still holds this rank's
+// contribution there, so they land in kChunkSlots slots and are reduced
+// into dst. Either way each partial is forwarded from dst. A receive that
+// overwrites a dst chunk this rank sent from cannot land before that send
+// has left: the data it carries depends on that send (it is the finished
+// segment, which the ring computes only after this rank's contribution
+// went through).
 void allreduce_ring(Context& ctx, Tag tag, const void* src, void* dst, size_t count,
                     DataType dtype, ReduceOp op, double postscale, size_t chunk_bytes) {
   const int rank = ctx.rank();
   const int size = ctx.size();
+  const int next = wrap_rank(rank + 1, size);
+  const int prev = wrap_rank(rank - 1, size);
   const size_t element = dtype_size(dtype);
+  const size_t chunk = std::max<size_t>(1, chunk_bytes / element) * element;
+  auto segment = [&](int r) {
+    return ByteRange{reduce_scatter_offset(count, size, r) * element,
+                     reduce_scatter_count(count, size, r) * element};
+  };
+  const bool in_place = src == dst;
 
-  std::vector<ByteRange> shards(size);
-  for (int r = 0; r < size; ++r)
-    shards[r] = {reduce_scatter_offset(count, size, r) * element,
-                 reduce_scatter_count(count, size, r) * element};
-  const ByteRange& own = shards[rank];
+  std::vector<IncomingChunk> schedule;
+  size_t reduce_chunks = 0;
+  for (int phase = 0; phase < 2; ++phase)
+    for (int step = 0; step < size - 1; ++step) {
+      const bool reduce = phase == 0;
+      const ByteRange seg = segment(wrap_rank(rank - step - (reduce ? 2 : 1), size));
+      const bool last = step == size - 2;
+      for (size_t c = 0; c < chunk_count(seg.length, chunk); ++c) {
+        schedule.push_back({chunk_of(seg, chunk, c), reduce, reduce && last, reduce || !last});
+        if (reduce) ++reduce_chunks;
+      }
+    }
 
-  // reduce_scatter_ring waits for its sends before returning, so the
-  // allgather may overwrite the parts of src (when src == dst) it sent.
-  reduce_scatter_ring(ctx, tag, src, at(dst, own.offset), count, dtype, op, chunk_bytes);
-  // Scaling only the own shard does 1/size of the work, and every rank gets
-  // the owner's bits.
-  reduce::scale(at(dst, own.offset), own.length / element, dtype, postscale);
-  const size_t whole_elements = std::max<size_t>(1, chunk_bytes / element) * element;
-  allgather_ring(ctx, tag, dst, shards, whole_elements);
+  // Segment 0 is the largest (shards differ by at most one element).
+  const size_t slot_bytes = in_place ? std::min(chunk, segment(0).length) : 0;
+  auto slots = scratch_bytes(kChunkSlots * slot_bytes);
+  auto landing = [&](size_t k) {
+    if (in_place && schedule[k].reduce) return slots.get() + (k % kChunkSlots) * slot_bytes;
+    return at(dst, schedule[k].range.offset);
+  };
+  std::vector<std::unique_ptr<Request>> receives(schedule.size());
+  RequestList sends;
+
+  // Receives are posted in schedule order (the order of arrival); in place,
+  // a reduce-scatter receive waits for its slot.
+  size_t posted = 0;
+  auto post_receives = [&](size_t handled) {
+    for (; posted < schedule.size(); ++posted) {
+      if (in_place && posted < reduce_chunks && posted >= handled + kChunkSlots) break;
+      receives[posted] = ctx.irecv(prev, tag, landing(posted), schedule[posted].range.length);
+    }
+  };
+  post_receives(0);
+  // Step 0 sends this rank's own contribution straight from src.
+  const ByteRange first = segment(wrap_rank(rank - 1, size));
+  for (size_t c = 0; c < chunk_count(first.length, chunk); ++c) {
+    const ByteRange piece = chunk_of(first, chunk, c);
+    sends.add(ctx.isend(next, tag, at(src, piece.offset), piece.length));
+  }
+
+  for (size_t k = 0; k < schedule.size(); ++k) {
+    receives[k]->wait();
+    receives[k].reset();
+    const IncomingChunk& item = schedule[k];
+    std::byte* result = at(dst, item.range.offset);
+    if (item.reduce) {
+      const size_t elements = item.range.length / element;
+      // Out of place the partial sum arrived in dst; in place dst holds the
+      // contribution and the partial sum is in a slot.
+      reduce::reduce_into(result, in_place ? landing(k) : at(src, item.range.offset), elements,
+                          dtype, op);
+      // Scaled once, by its owner, so every rank gets the owner's bits.
+      if (item.finish) reduce::scale(result, elements, dtype, postscale);
+      post_receives(k + 1);
+    }
+    if (item.forward) sends.add(ctx.isend(next, tag, result, item.range.length));
+  }
+  sends.wait_all();
 }
 
 }  // namespace kolo::collectives::detail

@@ -58,6 +58,16 @@ struct PeerLink {
 
   // Receiving side: progress thread only.
   FrameReader reader;
+  // Bytes read from the socket but not yet parsed: small frames (and the
+  // start of large ones) come in one recv() with their header instead of
+  // one call for the header and another for the body. Whatever stays here
+  // after a poll must be parsed by the next one, which no epoll event
+  // announces (see TcpCore::poll_once).
+  static constexpr size_t kStageBytes = 4096;
+  std::unique_ptr<uint8_t[]> stage = std::make_unique_for_overwrite<uint8_t[]>(kStageBytes);
+  size_t stage_begin = 0;
+  size_t stage_end = 0;
+  bool staged() const { return stage_begin < stage_end; }
   // When bytes last arrived from this peer; silence past peer_timeout means
   // it is lost even though the connection is open.
   Clock::time_point last_received = Clock::now();

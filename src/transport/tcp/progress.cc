@@ -71,12 +71,28 @@ void TcpCore::poll_until_stopped() {
       continue;
     }
     poll_once(timeout_ms);
+    poll.unlock();
+    // A caller that arrived while we held the loop woke us (wait.cc) and
+    // waits for it; hand it over now rather than at its next retry.
+    if (waiters_.load() > 0) {
+      std::lock_guard lock(mutex_);
+      changed_.notify_all();
+    }
   }
 }
 
-void TcpCore::poll_once(int timeout_ms) {
+void TcpCore::poll_once(int timeout_ms, const Operation* awaited) {
+  awaited_ = awaited;
+  awaited_filled_ = false;
+  // Staged bytes are already out of the socket, so no event announces them.
+  bool staged = false;
+  for (auto& link : links_)
+    if (link && link->staged()) {
+      on_readable(*link);
+      staged = true;
+    }
   epoll_event events[64];
-  int n = ::epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
+  int n = ::epoll_wait(epoll_fd_.get(), events, 64, staged || awaited_filled_ ? 0 : timeout_ms);
   if (n < 0) {
     if (errno == EINTR) return;
     throw IoError("epoll_wait: " + errno_text(errno));
@@ -131,34 +147,34 @@ void TcpCore::keep_alive(Clock::time_point now) {
 }
 
 void TcpCore::on_readable(PeerLink& link) {
-  for (int i = 0; i < kReadsPerEvent; ++i)
+  for (int i = 0; i < kReadsPerEvent && !awaited_filled_; ++i)
     if (!read_step(link)) return;
 }
 
 bool TcpCore::read_step(PeerLink& link) {
+  if (link.staged()) return parse_staged(link);
   FrameReader& r = link.reader;
+  if (r.in_body && r.sink == Sink::kUnexpected && link.adoption_pending.load(std::memory_order_acquire))
+    take_adoption(link);
+  const size_t body_left = r.in_body ? r.header.length - r.body_got : 0;
   ssize_t n;
-  size_t body_left = 0;
-  if (!r.in_body) {
-    n = ::recv(link.fd.get(), reinterpret_cast<uint8_t*>(&r.header) + r.header_got,
-               sizeof(r.header) - r.header_got, 0);
+  if (body_left < PeerLink::kStageBytes) {
+    // A header, a small body or the tail of one: through the stage, which
+    // also takes whatever follows in the same call.
+    n = ::recv(link.fd.get(), link.stage.get(), PeerLink::kStageBytes, 0);
   } else {
-    if (r.sink == Sink::kUnexpected && link.adoption_pending.load(std::memory_order_acquire))
-      take_adoption(link);
-    body_left = r.header.length - r.body_got;
+    // A large body goes straight to its destination, trailer included once
+    // the body is covered.
     iovec iov[2];
     int count = 0;
     bool covers_body = true;
-    if (body_left > 0) {
-      if (r.sink == Sink::kDiscard) {
-        size_t chunk = std::min(body_left, discard_buffer_.size());
-        iov[count++] = {discard_buffer_.data(), chunk};
-        covers_body = chunk == body_left;
-      } else {
-        iov[count++] = {r.body + r.body_got, body_left};
-      }
+    if (r.sink == Sink::kDiscard) {
+      size_t chunk = std::min(body_left, discard_buffer_.size());
+      iov[count++] = {discard_buffer_.data(), chunk};
+      covers_body = chunk == body_left;
+    } else {
+      iov[count++] = {r.body + r.body_got, body_left};
     }
-    // The trailer is read in the same call once the body is covered.
     if (covers_body) iov[count++] = {reinterpret_cast<uint8_t*>(&r.trailer) + r.trailer_got,
                                      sizeof(r.trailer) - r.trailer_got};
     n = ::readv(link.fd.get(), iov, count);
@@ -171,18 +187,52 @@ bool TcpCore::read_step(PeerLink& link) {
   }
   link.last_received = Clock::now();
   const size_t got = static_cast<size_t>(n);
-  if (!r.in_body) {
-    r.header_got += got;
-    if (r.header_got < sizeof(r.header)) return true;
-    if (!on_header(link)) return false;
-    // A zero-length body still has its trailer to read; fall through to it
-    // on the next step.
-    return true;
+  if (body_left < PeerLink::kStageBytes) {
+    link.stage_begin = 0;
+    link.stage_end = got;
+    return parse_staged(link);
   }
   const size_t to_body = std::min(got, body_left);
   r.body_got += to_body;
   r.trailer_got += got - to_body;
   if (r.body_got == r.header.length && r.trailer_got == sizeof(r.trailer)) on_frame_end(link);
+  return true;
+}
+
+bool TcpCore::parse_staged(PeerLink& link) {
+  FrameReader& r = link.reader;
+  // Stops at the frame boundary after the awaited receive, like on_readable.
+  while (link.staged() && !awaited_filled_) {
+    const uint8_t* from = link.stage.get() + link.stage_begin;
+    const size_t available = link.stage_end - link.stage_begin;
+    size_t take;
+    if (!r.in_body) {
+      take = std::min(available, sizeof(r.header) - r.header_got);
+      std::memcpy(reinterpret_cast<uint8_t*>(&r.header) + r.header_got, from, take);
+      link.stage_begin += take;
+      r.header_got += take;
+      // A zero-length body still has its trailer, parsed next round.
+      if (r.header_got == sizeof(r.header) && !on_header(link)) {
+        link.stage_begin = link.stage_end;  // the link failed; nothing after it counts
+        return false;
+      }
+      continue;
+    }
+    if (r.sink == Sink::kUnexpected && link.adoption_pending.load(std::memory_order_acquire))
+      take_adoption(link);
+    const size_t body_left = r.header.length - r.body_got;
+    if (body_left > 0) {
+      take = std::min(available, body_left);
+      if (r.sink != Sink::kDiscard) std::memcpy(r.body + r.body_got, from, take);
+      r.body_got += take;
+    } else {
+      take = std::min(available, sizeof(r.trailer) - r.trailer_got);
+      std::memcpy(reinterpret_cast<uint8_t*>(&r.trailer) + r.trailer_got, from, take);
+      r.trailer_got += take;
+    }
+    link.stage_begin += take;
+    if (r.body_got == r.header.length && r.trailer_got == sizeof(r.trailer)) on_frame_end(link);
+  }
   return true;
 }
 
@@ -267,6 +317,7 @@ void TcpCore::on_frame_end(PeerLink& link) {
     case Sink::kPosted: {
       std::lock_guard lock(mutex_);
       if (committed) {
+        awaited_filled_ = awaited_filled_ || r.op.get() == awaited_;
         complete(*r.op, nullptr);
       } else {
         r.op->busy = false;
@@ -315,6 +366,7 @@ void TcpCore::deliver_unexpected(PeerLink& link, FrameReader& r, bool committed)
     }
   }
   if (r.owned.size) std::memcpy(target->data, r.owned.data.get(), r.owned.size);
+  awaited_filled_ = awaited_filled_ || target.get() == awaited_;
   std::lock_guard lock(mutex_);
   complete(*target, nullptr);
 }

@@ -97,7 +97,11 @@ class TcpCore {
   void poll_until_stopped();
   // One epoll_wait (up to timeout_ms) and the events it returns, then
   // keep-alive when due. Needs poll_mutex_; throws on an epoll failure.
-  void poll_once(int timeout_ms);
+  // A waiting caller passes the receive it waits for: once that receive is
+  // filled, the loop reads no further frames, so the next message stays in
+  // the socket until its own receive is likely posted, and lands there
+  // directly instead of taking the unexpected-message copy.
+  void poll_once(int timeout_ms, const Operation* awaited = nullptr);
   std::chrono::milliseconds keep_alive_period() const;
   // A caller waits now or did within kHandBack: the progress thread parks.
   bool callers_driving() const;
@@ -109,6 +113,8 @@ class TcpCore {
   void on_writable(PeerLink& link);
   // Reads one step of the frame; false when the socket would block or failed.
   bool read_step(PeerLink& link);
+  // Parses staged bytes into the frame being read; false once the link failed.
+  bool parse_staged(PeerLink& link);
   bool on_header(PeerLink& link);
   void on_frame_end(PeerLink& link);
   void deliver_unexpected(PeerLink& link, FrameReader& reader, bool committed);
@@ -135,6 +141,8 @@ class TcpCore {
   // FrameReaders and last_received, and the two fields below.
   std::mutex poll_mutex_;
   std::vector<uint8_t> discard_buffer_;     // guarded by poll_mutex_
+  const Operation* awaited_ = nullptr;      // guarded by poll_mutex_ (see poll_once)
+  bool awaited_filled_ = false;             // guarded by poll_mutex_
   Clock::time_point next_keep_alive_{};     // guarded by poll_mutex_
   // Callers inside wait(); the progress thread parks while there are any,
   // and for kHandBack after the last left (see wait.cc).

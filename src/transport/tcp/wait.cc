@@ -82,7 +82,7 @@ void TcpCore::wait(Operation& op) {
     driver_sleeping_ = true;
     lock.unlock();
     try {
-      poll_once(millis_until(std::min(deadline, now + keep_alive_period())));
+      poll_once(millis_until(std::min(deadline, now + keep_alive_period())), &op);
     } catch (const std::exception& e) {
       std::string message = std::string("transport event loop failed: ") + e.what();
       poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
@@ -91,6 +91,9 @@ void TcpCore::wait(Operation& op) {
     poll.unlock();
     lock.lock();
     driver_sleeping_ = false;
+    // Other waiters retry driving only every kRetryDrive; tell them the loop
+    // is free in case this wait is about to end.
+    if (waiters_.load() > 1) changed_.notify_all();
   }
   if (op.error) std::rethrow_exception(op.error);
 }
