@@ -104,6 +104,10 @@ Config Config::FromEnv() {
   tcp.op_timeout = read_seconds({"KOLO_TIMEOUT_SECONDS"}, tcp.op_timeout);
   tcp.peer_timeout = read_seconds({"KOLO_PEER_TIMEOUT_SECONDS"}, tcp.peer_timeout);
   tcp.socket_buffer_bytes = read_size({"KOLO_SOCKET_BUFFER_BYTES"}, tcp.socket_buffer_bytes);
+  if (auto spin = env::get_int({"KOLO_SPIN_MICROSECONDS"})) {
+    if (*spin < 0) throw InvalidArgument(fmt::format("KOLO_SPIN_MICROSECONDS={} is negative", *spin));
+    tcp.spin = std::chrono::microseconds(*spin);
+  }
 
   auto& co = c.collectives;
   co.allreduce_algorithm = read_allreduce_algorithm();
@@ -125,14 +129,14 @@ std::string Config::Describe() const {
       "  rank={} size={} local_rank={} local_size={} cross_rank={} cross_size={}\n"
       "  rendezvous={}:{} prefix={} start_timeout={}ms secret={}\n"
       "  iface='{}' address='{}' op_timeout={}ms peer_timeout={}ms (heartbeat every {}ms) "
-      "socket_buffer_bytes={}\n"
+      "socket_buffer_bytes={} spin={}us\n"
       "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
       "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={}",
       layout.rank, layout.size, layout.local_rank, layout.local_size, layout.cross_rank,
       layout.cross_size, rendezvous.address, rendezvous.port, rendezvous.prefix,
       rendezvous.timeout.count(), rendezvous.secret.empty() ? "unset" : "set", tcp.iface,
       tcp.address, tcp.op_timeout.count(), tcp.peer_timeout.count(), tcp.heartbeat_interval().count(),
-      tcp.socket_buffer_bytes,
+      tcp.socket_buffer_bytes, tcp.spin.count(),
       static_cast<int>(collectives.allreduce_algorithm), collectives.allreduce_ring_threshold,
       static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
       collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes);

@@ -115,6 +115,7 @@ class TcpCore {
   bool read_step(PeerLink& link);
   // Parses staged bytes into the frame being read; false once the link failed.
   bool parse_staged(PeerLink& link);
+  void set_rcvlowat(PeerLink& link, int bytes);
   bool on_header(PeerLink& link);
   void on_frame_end(PeerLink& link);
   void deliver_unexpected(PeerLink& link, FrameReader& reader, bool committed);

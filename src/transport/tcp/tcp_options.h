@@ -35,6 +35,10 @@ struct TcpOptions {
   // SO_SNDBUF / SO_RCVBUF requested for data connections
   // (KOLO_SOCKET_BUFFER_BYTES); 0 leaves the kernel's autotuning alone.
   size_t socket_buffer_bytes = 4u << 20;
+  // A waiting caller polls without sleeping for up to this long before it
+  // blocks in epoll_wait, yielding its core between polls; data arriving in
+  // that time then skips a sleep and wake-up (KOLO_SPIN_MICROSECONDS).
+  std::chrono::microseconds spin{0};
 
   // Six heartbeats per peer timeout (a few may be late on a loaded host),
   // but at least one a second: the cost is a 32-byte frame per idle second.

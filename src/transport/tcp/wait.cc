@@ -45,7 +45,9 @@ void TcpCore::wait(Operation& op) {
   } leave{this};
 
   std::unique_lock lock(mutex_);
-  auto deadline = Clock::now() + options_.op_timeout;
+  const auto start = Clock::now();
+  auto deadline = start + options_.op_timeout;
+  const auto spin_until = start + options_.spin;
   bool timed_out = false;
   while (!op.finished()) {
     const auto now = Clock::now();
@@ -82,13 +84,15 @@ void TcpCore::wait(Operation& op) {
     driver_sleeping_ = true;
     lock.unlock();
     try {
-      poll_once(millis_until(std::min(deadline, now + keep_alive_period())), &op);
+      const bool spinning = now < spin_until;
+      poll_once(spinning ? 0 : millis_until(std::min(deadline, now + keep_alive_period())), &op);
     } catch (const std::exception& e) {
       std::string message = std::string("transport event loop failed: ") + e.what();
       poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
       release_buffers_after_poison();
     }
     poll.unlock();
+    if (now < spin_until) std::this_thread::yield();  // the peer may need this core
     lock.lock();
     driver_sleeping_ = false;
     // Other waiters retry driving only every kRetryDrive; tell them the loop
