@@ -117,6 +117,7 @@ Config Config::FromEnv() {
       read_size({"KOLO_BROADCAST_PIPELINE_THRESHOLD"}, co.broadcast_pipeline_threshold);
   co.broadcast_chunk_bytes = read_size({"KOLO_BROADCAST_CHUNK_BYTES"}, co.broadcast_chunk_bytes);
   co.ring_chunk_bytes = read_size({"KOLO_RING_CHUNK_BYTES"}, co.ring_chunk_bytes);
+  co.ring_min_chunk_bytes = read_size({"KOLO_RING_MIN_CHUNK_BYTES"}, co.ring_min_chunk_bytes);
   if (co.broadcast_chunk_bytes == 0 || co.ring_chunk_bytes == 0)
     throw InvalidArgument("KOLO_BROADCAST_CHUNK_BYTES and KOLO_RING_CHUNK_BYTES must be above 0");
 
@@ -131,7 +132,8 @@ std::string Config::Describe() const {
       "  iface='{}' address='{}' op_timeout={}ms peer_timeout={}ms (heartbeat every {}ms) "
       "socket_buffer_bytes={} spin={}us\n"
       "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
-      "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={}",
+      "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={} "
+      "ring_min_chunk_bytes={}",
       layout.rank, layout.size, layout.local_rank, layout.local_size, layout.cross_rank,
       layout.cross_size, rendezvous.address, rendezvous.port, rendezvous.prefix,
       rendezvous.timeout.count(), rendezvous.secret.empty() ? "unset" : "set", tcp.iface,
@@ -139,7 +141,8 @@ std::string Config::Describe() const {
       tcp.socket_buffer_bytes, tcp.spin.count(),
       static_cast<int>(collectives.allreduce_algorithm), collectives.allreduce_ring_threshold,
       static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
-      collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes);
+      collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes,
+      collectives.ring_min_chunk_bytes);
 }
 
 }  // namespace kolo

@@ -37,8 +37,10 @@ struct TcpOptions {
   size_t socket_buffer_bytes = 4u << 20;
   // A waiting caller polls without sleeping for up to this long before it
   // blocks in epoll_wait, yielding its core between polls; data arriving in
-  // that time then skips a sleep and wake-up (KOLO_SPIN_MICROSECONDS).
-  std::chrono::microseconds spin{0};
+  // that time then skips a sleep and wake-up (KOLO_SPIN_MICROSECONDS). On an
+  // idle VM a wake-up costs ~30 us, which was the whole small-message
+  // latency; yielding keeps the spin cheap when cores are oversubscribed.
+  std::chrono::microseconds spin{50};
 
   // Six heartbeats per peer timeout (a few may be late on a loaded host),
   // but at least one a second: the cost is a 32-byte frame per idle second.
