@@ -25,7 +25,7 @@ constexpr uint64_t kWakeId = ~uint64_t{0};
 // peer cannot starve the others (epoll is level-triggered; we come back).
 constexpr int kReadsPerEvent = 64;
 // While callers wait (and drive the loop), the progress thread naps this
-// long between checks; it takes over kHandBack after the last wait ended.
+// long between checks; it takes over kHandBack after the last wait or post.
 constexpr auto kParkSlice = std::chrono::microseconds(500);
 // Bodies with at least kLowatMin bytes left wake their reader only once up
 // to kLowatMax bytes are there (SO_RCVLOWAT).
@@ -55,7 +55,7 @@ std::chrono::milliseconds TcpCore::keep_alive_period() const {
 
 bool TcpCore::callers_driving() const {
   if (waiters_.load() > 0) return true;
-  const auto last = Clock::time_point(Clock::duration(last_wait_end_.load()));
+  const auto last = Clock::time_point(Clock::duration(last_caller_activity_.load()));
   return Clock::now() - last < kHandBack;
 }
 

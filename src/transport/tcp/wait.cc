@@ -22,6 +22,8 @@ constexpr auto kReleaseGrace = std::chrono::seconds(10);
 // A waiter that cannot drive (another thread polls) re-checks this often,
 // in case the poller leaves before finishing this waiter's operation.
 constexpr auto kRetryDrive = std::chrono::milliseconds(1);
+// Operations up to this size spin before sleeping (TcpOptions::spin).
+constexpr size_t kSpinMaxBytes = 64 * 1024;
 
 const char* verb(const Operation& op) { return op.kind == Operation::Kind::kRecv ? "receive" : "send"; }
 
@@ -39,7 +41,7 @@ void TcpCore::wait(Operation& op) {
   struct Leave {
     TcpCore* core;
     ~Leave() {
-      core->last_wait_end_.store(Clock::now().time_since_epoch().count());
+      core->note_caller_activity();
       core->waiters_.fetch_sub(1);
     }
   } leave{this};
@@ -47,7 +49,9 @@ void TcpCore::wait(Operation& op) {
   std::unique_lock lock(mutex_);
   const auto start = Clock::now();
   auto deadline = start + options_.op_timeout;
-  const auto spin_until = start + options_.spin;
+  // Only small operations spin: a large one takes longer than the wake-up
+  // it would save, and on a busy host the spin takes CPU from the peers.
+  const auto spin_until = start + (op.bytes <= kSpinMaxBytes ? options_.spin : std::chrono::microseconds(0));
   bool timed_out = false;
   while (!op.finished()) {
     const auto now = Clock::now();
