@@ -25,6 +25,21 @@ std::vector<uint8_t> pattern(size_t bytes, int src, int dst) {
   return out;
 }
 
+// Ranks 0 and 1 send each other `bytes` of pattern() on `tag`, posting the
+// send or the receive first, and check what arrives.
+void exchange_and_check(Context& ctx, Tag tag, size_t bytes, bool send_first) {
+  const int other = 1 - ctx.rank();
+  auto out = pattern(bytes, ctx.rank(), other);
+  std::vector<uint8_t> in(bytes);
+  std::unique_ptr<Request> send, recv;
+  if (send_first) send = ctx.isend(other, tag, out.data(), bytes);
+  recv = ctx.irecv(other, tag, in.data(), bytes);
+  if (!send_first) send = ctx.isend(other, tag, out.data(), bytes);
+  recv->wait();
+  send->wait();
+  EXPECT_TRUE(in == pattern(bytes, other, ctx.rank())) << bytes << " bytes";
+}
+
 TEST(TcpMessaging, PingPong) {
   auto mesh = make_tcp_mesh(2);
   run_ranks(mesh, [](Context& ctx) {
@@ -129,17 +144,9 @@ TEST(TcpMessaging, ReceivePostedAfterAndBeforeArrival) {
 TEST(TcpMessaging, LargeMessagesBothDirectionsAtOnce) {
   auto mesh = make_tcp_mesh(2);
   run_ranks(mesh, [](Context& ctx) {
-    const size_t bytes = 64u << 20;
-    int other = 1 - ctx.rank();
-    auto out = pattern(bytes, ctx.rank(), other);
-    std::vector<uint8_t> in(bytes);
     // Send first on both sides: the receive is posted while the message is
     // already arriving (the unexpected buffer is adopted mid-flight).
-    auto send = ctx.isend(other, 5, out.data(), bytes);
-    auto recv = ctx.irecv(other, 5, in.data(), bytes);
-    recv->wait();
-    send->wait();
-    EXPECT_TRUE(in == pattern(bytes, other, ctx.rank()));
+    exchange_and_check(ctx, 5, 64u << 20, true);
   });
 }
 
@@ -204,16 +211,7 @@ TEST(TcpMessaging, LargeMessagesThroughSmallSocketBuffers) {
   options.socket_buffer_bytes = 64 * 1024;
   auto mesh = make_tcp_mesh(2, options);
   run_ranks(mesh, [](Context& ctx) {
-    const int other = 1 - ctx.rank();
-    for (size_t bytes : {size_t{100'000}, size_t{3} << 20}) {
-      auto out = pattern(bytes, ctx.rank(), other);
-      std::vector<uint8_t> in(bytes);
-      auto recv = ctx.irecv(other, 6, in.data(), bytes);
-      auto send = ctx.isend(other, 6, out.data(), bytes);
-      recv->wait();
-      send->wait();
-      EXPECT_TRUE(in == pattern(bytes, other, ctx.rank())) << bytes << " bytes";
-    }
+    for (size_t bytes : {size_t{100'000}, size_t{3} << 20}) exchange_and_check(ctx, 6, bytes, false);
   });
 }
 
