@@ -5,13 +5,14 @@
 # only its TCP transport so far.
 #
 #   bench/compare_mpi.sh [NP] [MAX_BYTES] [COLLECTIVE]
+#   (BUILD_DIR: where bin/ is, default build; FACTOR: size step, default 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${1:-2}
 max=${2:-256M}
 collective=${3:-allreduce}
 bin=${BUILD_DIR:-build}/bin
-args=(-b 8 -e "$max" -f 4 -n 20 -w 5 -c 1)
+args=(-b 8 -e "$max" -f "${FACTOR:-4}" -n 20 -w 5 -c 1)
 
 echo "## host: $(nproc) cores, $(uname -r); $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "## Kolo (TCP over loopback)"

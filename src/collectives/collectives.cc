@@ -54,6 +54,10 @@ AllreduceAlgorithm pick_allreduce(const CollectiveOptions& options, size_t bytes
                                                   : AllreduceAlgorithm::kRing;
 }
 
+size_t allreduce_ring_chunk(const CollectiveOptions& options, size_t bytes) {
+  return std::min(options.ring_chunk_bytes, std::max(options.ring_min_chunk_bytes, bytes / 64));
+}
+
 BroadcastAlgorithm pick_broadcast(const CollectiveOptions& options, size_t bytes) {
   if (options.broadcast_algorithm != BroadcastAlgorithm::kAuto) return options.broadcast_algorithm;
   return bytes < options.broadcast_pipeline_threshold ? BroadcastAlgorithm::kTree
@@ -97,7 +101,7 @@ void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count
   }
   if (algorithm == AllreduceAlgorithm::kRing) {
     detail::allreduce_ring(ctx, tag, contribution, recv, count, dtype, reduce.op, postscale,
-                           options.ring_chunk_bytes);
+                           allreduce_ring_chunk(options, bytes));
   } else {
     detail::allreduce_recursive_doubling(ctx, tag, recv, count, dtype, reduce.op);
     reduce::scale(recv, count, dtype, postscale);

@@ -22,6 +22,11 @@ struct CollectiveOptions {
   // Ring steps are split into chunks of this size so reduction of one chunk
   // overlaps the transfer of the next (KOLO_RING_CHUNK_BYTES).
   size_t ring_chunk_bytes = 1024 * 1024;
+  // The ring allreduce cuts a message into chunks of about 1/64 of it, at
+  // least this big and at most ring_chunk_bytes: a 2 MiB message then still
+  // pipelines (in 1 MiB chunks 2 ranks did two dependent transfers), while
+  // large messages keep the per-chunk cost low (KOLO_RING_MIN_CHUNK_BYTES).
+  size_t ring_min_chunk_bytes = 256 * 1024;
 };
 
 }  // namespace kolo::collectives

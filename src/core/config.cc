@@ -146,6 +146,10 @@ Config Config::FromEnv() {
   tcp.op_timeout = read_seconds({"KOLO_TIMEOUT_SECONDS"}, tcp.op_timeout);
   tcp.peer_timeout = read_seconds({"KOLO_PEER_TIMEOUT_SECONDS"}, tcp.peer_timeout);
   tcp.socket_buffer_bytes = read_size({"KOLO_SOCKET_BUFFER_BYTES"}, tcp.socket_buffer_bytes);
+  if (auto spin = env::get_int({"KOLO_SPIN_MICROSECONDS"})) {
+    if (*spin < 0) throw InvalidArgument(fmt::format("KOLO_SPIN_MICROSECONDS={} is negative", *spin));
+    tcp.spin = std::chrono::microseconds(*spin);
+  }
 
   auto& co = c.collectives;
   co.allreduce_algorithm = read_allreduce_algorithm();
@@ -155,6 +159,7 @@ Config Config::FromEnv() {
       read_size({"KOLO_BROADCAST_PIPELINE_THRESHOLD"}, co.broadcast_pipeline_threshold);
   co.broadcast_chunk_bytes = read_size({"KOLO_BROADCAST_CHUNK_BYTES"}, co.broadcast_chunk_bytes);
   co.ring_chunk_bytes = read_size({"KOLO_RING_CHUNK_BYTES"}, co.ring_chunk_bytes);
+  co.ring_min_chunk_bytes = read_size({"KOLO_RING_MIN_CHUNK_BYTES"}, co.ring_min_chunk_bytes);
   if (co.broadcast_chunk_bytes == 0 || co.ring_chunk_bytes == 0)
     throw InvalidArgument("KOLO_BROADCAST_CHUNK_BYTES and KOLO_RING_CHUNK_BYTES must be above 0");
 
@@ -169,22 +174,24 @@ std::string Config::Describe() const {
       "  rank={} size={} local_rank={} local_size={} cross_rank={} cross_size={}\n"
       "  rendezvous={}:{} prefix={} start_timeout={}ms secret={}\n"
       "  iface='{}' address='{}' op_timeout={}ms peer_timeout={}ms (heartbeat every {}ms) "
-      "socket_buffer_bytes={}\n"
+      "socket_buffer_bytes={} spin={}us\n"
       "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
-      "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={}\n"
+      "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={} "
+      "ring_min_chunk_bytes={}\n"
       "  backend={} fusion_threshold={} cycle_time={}us cache_capacity={} timeline='{}' "
       "mark_cycles={} stall_check={} stall_warning={}ms stall_shutdown={}ms",
       layout.rank, layout.size, layout.local_rank, layout.local_size, layout.cross_rank,
       layout.cross_size, rendezvous.address, rendezvous.port, rendezvous.prefix,
       rendezvous.timeout.count(), rendezvous.secret.empty() ? "unset" : "set", tcp.iface,
       tcp.address, tcp.op_timeout.count(), tcp.peer_timeout.count(), tcp.heartbeat_interval().count(),
-      tcp.socket_buffer_bytes,
+      tcp.socket_buffer_bytes, tcp.spin.count(),
       static_cast<int>(collectives.allreduce_algorithm), collectives.allreduce_ring_threshold,
       static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
-      collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes, engine.backend,
-      engine.fusion_threshold_bytes, engine.cycle_time.count(), engine.cache_capacity,
-      engine.timeline_path, engine.timeline_mark_cycles, engine.stall_check_enabled,
-      engine.stall_warning_time.count(), engine.stall_shutdown_time.count());
+      collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes,
+      collectives.ring_min_chunk_bytes, engine.backend, engine.fusion_threshold_bytes,
+      engine.cycle_time.count(), engine.cache_capacity, engine.timeline_path,
+      engine.timeline_mark_cycles, engine.stall_check_enabled, engine.stall_warning_time.count(),
+      engine.stall_shutdown_time.count());
 }
 
 }  // namespace kolo

@@ -68,6 +68,8 @@ struct PeerLink {
   size_t stage_begin = 0;
   size_t stage_end = 0;
   bool staged() const { return stage_begin < stage_end; }
+  // SO_RCVLOWAT now set on fd (see TcpCore::read_step).
+  int rcvlowat = 1;
   // When bytes last arrived from this peer; silence past peer_timeout means
   // it is lost even though the connection is open.
   Clock::time_point last_received = Clock::now();

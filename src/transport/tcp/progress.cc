@@ -25,8 +25,12 @@ constexpr uint64_t kWakeId = ~uint64_t{0};
 // peer cannot starve the others (epoll is level-triggered; we come back).
 constexpr int kReadsPerEvent = 64;
 // While callers wait (and drive the loop), the progress thread naps this
-// long between checks; it takes over kHandBack after the last wait ended.
+// long between checks; it takes over kHandBack after the last wait or post.
 constexpr auto kParkSlice = std::chrono::microseconds(500);
+// Bodies with at least kLowatMin bytes left wake their reader only once up
+// to kLowatMax bytes are there (SO_RCVLOWAT).
+constexpr size_t kLowatMin = 64 * 1024;
+constexpr size_t kLowatMax = 1024 * 1024;
 }  // namespace
 
 void TcpCore::progress_loop() {
@@ -51,7 +55,7 @@ std::chrono::milliseconds TcpCore::keep_alive_period() const {
 
 bool TcpCore::callers_driving() const {
   if (waiters_.load() > 0) return true;
-  const auto last = Clock::time_point(Clock::duration(last_wait_end_.load()));
+  const auto last = Clock::time_point(Clock::duration(last_caller_activity_.load()));
   return Clock::now() - last < kHandBack;
 }
 
@@ -195,8 +199,25 @@ bool TcpCore::read_step(PeerLink& link) {
   const size_t to_body = std::min(got, body_left);
   r.body_got += to_body;
   r.trailer_got += got - to_body;
-  if (r.body_got == r.header.length && r.trailer_got == sizeof(r.trailer)) on_frame_end(link);
+  if (r.body_got == r.header.length && r.trailer_got == sizeof(r.trailer)) {
+    on_frame_end(link);
+  } else {
+    // The rest of a large body is still on its way. On loopback, reading it
+    // as it trickles in costs a wake-up per packet and makes the sender's
+    // softirq contend with us for the socket lock; ask the kernel to wake
+    // us once it has all arrived (it wakes us earlier anyway should the
+    // receive window fill up).
+    // Never above what is left to come, or the last bytes would wake nobody.
+    const size_t left = r.header.length - r.body_got + sizeof(r.trailer) - r.trailer_got;
+    set_rcvlowat(link, left >= kLowatMin ? static_cast<int>(std::min(left, kLowatMax)) : 1);
+    return false;  // come back when the kernel says it is all there
+  }
   return true;
+}
+
+void TcpCore::set_rcvlowat(PeerLink& link, int bytes) {
+  if (link.rcvlowat == bytes) return;
+  if (::setsockopt(link.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) link.rcvlowat = bytes;
 }
 
 bool TcpCore::parse_staged(PeerLink& link) {
@@ -308,6 +329,7 @@ void TcpCore::take_adoption(PeerLink& link) {
 }
 
 void TcpCore::on_frame_end(PeerLink& link) {
+  set_rcvlowat(link, 1);
   FrameReader r = std::move(link.reader);
   link.reader.reset();
   // A voided frame (see wire.h) is dropped; the ABORT behind it, or the

@@ -97,6 +97,7 @@ std::exception_ptr TcpCore::size_mismatch(const Operation& recv, uint64_t length
 OperationPtr TcpCore::post_send(int peer, Tag tag, const void* data, size_t bytes) {
   if (peer < 0 || peer >= size_)
     throw InvalidArgument(fmt::format("send to rank {} outside world size {}", peer, size_));
+  note_caller_activity();
   auto op = std::make_shared<Operation>(Operation::Kind::kSend, peer, tag, const_cast<void*>(data), bytes);
   if (peer == rank_) {
     send_to_self(op);
@@ -214,6 +215,7 @@ bool TcpCore::try_adopt(PeerLink& link, const OperationPtr& recv) {
 OperationPtr TcpCore::post_recv(int peer, Tag tag, void* data, size_t bytes) {
   if (peer < 0 || peer >= size_)
     throw InvalidArgument(fmt::format("receive from rank {} outside world size {}", peer, size_));
+  note_caller_activity();
   auto op = std::make_shared<Operation>(Operation::Kind::kRecv, peer, tag, data, bytes);
   PeerLink* link = peer == rank_ ? nullptr : links_[peer].get();
   std::optional<UnexpectedMessage> early;

@@ -103,18 +103,23 @@ class TcpCore {
   // directly instead of taking the unexpected-message copy.
   void poll_once(int timeout_ms, const Operation* awaited = nullptr);
   std::chrono::milliseconds keep_alive_period() const;
-  // A caller waits now or did within kHandBack: the progress thread parks.
+  // A caller waits now, or waited or posted an operation within kHandBack:
+  // the progress thread parks.
   bool callers_driving() const;
   // Short enough that a caller who stops waiting to compute leaves its
   // queued sends stalled only briefly; long enough to span the gaps between
-  // the waits of one collective.
+  // the waits of one collective. Posting counts as activity: a collective
+  // that posts a burst of large sends would otherwise see the progress
+  // thread take over and contend with it for the sockets.
   static constexpr std::chrono::milliseconds kHandBack{1};
+  void note_caller_activity() { last_caller_activity_.store(Clock::now().time_since_epoch().count()); }
   void on_readable(PeerLink& link);
   void on_writable(PeerLink& link);
   // Reads one step of the frame; false when the socket would block or failed.
   bool read_step(PeerLink& link);
   // Parses staged bytes into the frame being read; false once the link failed.
   bool parse_staged(PeerLink& link);
+  void set_rcvlowat(PeerLink& link, int bytes);
   bool on_header(PeerLink& link);
   void on_frame_end(PeerLink& link);
   void deliver_unexpected(PeerLink& link, FrameReader& reader, bool committed);
@@ -145,9 +150,9 @@ class TcpCore {
   bool awaited_filled_ = false;             // guarded by poll_mutex_
   Clock::time_point next_keep_alive_{};     // guarded by poll_mutex_
   // Callers inside wait(); the progress thread parks while there are any,
-  // and for kHandBack after the last left (see wait.cc).
+  // and for kHandBack after the last left or posted (see wait.cc).
   std::atomic<int> waiters_{0};
-  std::atomic<Clock::rep> last_wait_end_{0};
+  std::atomic<Clock::rep> last_caller_activity_{0};
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // an operation finished; waits on mutex_

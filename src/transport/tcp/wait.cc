@@ -22,6 +22,8 @@ constexpr auto kReleaseGrace = std::chrono::seconds(10);
 // A waiter that cannot drive (another thread polls) re-checks this often,
 // in case the poller leaves before finishing this waiter's operation.
 constexpr auto kRetryDrive = std::chrono::milliseconds(1);
+// Operations up to this size spin before sleeping (TcpOptions::spin).
+constexpr size_t kSpinMaxBytes = 64 * 1024;
 
 const char* verb(const Operation& op) { return op.kind == Operation::Kind::kRecv ? "receive" : "send"; }
 
@@ -39,13 +41,17 @@ void TcpCore::wait(Operation& op) {
   struct Leave {
     TcpCore* core;
     ~Leave() {
-      core->last_wait_end_.store(Clock::now().time_since_epoch().count());
+      core->note_caller_activity();
       core->waiters_.fetch_sub(1);
     }
   } leave{this};
 
   std::unique_lock lock(mutex_);
-  auto deadline = Clock::now() + options_.op_timeout;
+  const auto start = Clock::now();
+  auto deadline = start + options_.op_timeout;
+  // Only small operations spin: a large one takes longer than the wake-up
+  // it would save, and on a busy host the spin takes CPU from the peers.
+  const auto spin_until = start + (op.bytes <= kSpinMaxBytes ? options_.spin : std::chrono::microseconds(0));
   bool timed_out = false;
   while (!op.finished()) {
     const auto now = Clock::now();
@@ -82,13 +88,15 @@ void TcpCore::wait(Operation& op) {
     driver_sleeping_ = true;
     lock.unlock();
     try {
-      poll_once(millis_until(std::min(deadline, now + keep_alive_period())), &op);
+      const bool spinning = now < spin_until;
+      poll_once(spinning ? 0 : millis_until(std::min(deadline, now + keep_alive_period())), &op);
     } catch (const std::exception& e) {
       std::string message = std::string("transport event loop failed: ") + e.what();
       poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
       release_buffers_after_poison();
     }
     poll.unlock();
+    if (now < spin_until) std::this_thread::yield();  // the peer may need this core
     lock.lock();
     driver_sleeping_ = false;
     // Other waiters retry driving only every kRetryDrive; tell them the loop
