@@ -10,6 +10,11 @@ namespace kolo::runner {
 
 std::vector<RankSlot> assign_ranks(const std::vector<HostSlots>& hosts, int np) {
   if (np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", np));
+  // A bound well above any real job, so a typo (or a fuzzer) cannot make the
+  // launcher build a layout of hundreds of millions of ranks.
+  constexpr int kMaxRanks = 1 << 20;
+  if (np > kMaxRanks)
+    throw InvalidArgument(fmt::format("-np {} is above the limit of {} ranks", np, kMaxRanks));
   int64_t total = 0;
   for (const auto& h : hosts) total += h.slots;
   if (np > total)

@@ -50,6 +50,14 @@ TEST(RankLayoutTest, RejectsZeroAndTooManyRanks) {
   } catch (const InvalidArgument& e) {
     EXPECT_STREQ(e.what(), "-np 4 is more than the 3 slots of the hosts given (2 hosts)");
   }
+  // Found by fuzz_launcher_input: -np 666666666 on localhost built the
+  // whole layout before anything could object.
+  try {
+    assign_ranks({{"localhost", 666666666}}, 666666666);
+    FAIL() << "a huge -np was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("above the limit"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
