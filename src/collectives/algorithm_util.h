@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/algorithms.h"
+#include "collectives/collectives.h"
 
 namespace kolo::collectives::detail {
 
@@ -47,6 +48,31 @@ inline ByteRange chunk_of(const ByteRange& segment, size_t chunk, size_t index) 
 
 // r mod size for r in (-size, 2*size).
 inline int wrap_rank(int r, int size) { return ((r % size) + size) % size; }
+
+// Where this rank sits in a ring over `count` elements of one dtype, and
+// how the buffer is cut: segment r is rank r's reduce-scatter shard, and
+// chunks are whole elements of about chunk_bytes.
+struct RingGeometry {
+  RingGeometry(const Context& ctx, size_t count, DataType dtype, size_t chunk_bytes)
+      : rank(ctx.rank()),
+        size(ctx.size()),
+        next(wrap_rank(rank + 1, size)),
+        prev(wrap_rank(rank - 1, size)),
+        element(dtype_size(dtype)),
+        chunk(std::max<size_t>(1, chunk_bytes / element) * element),
+        count_(count) {}
+
+  ByteRange segment(int r) const {
+    return {reduce_scatter_offset(count_, size, r) * element,
+            reduce_scatter_count(count_, size, r) * element};
+  }
+
+  const int rank, size, next, prev;
+  const size_t element, chunk;
+
+ private:
+  size_t count_;
+};
 
 inline std::byte* at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
 inline const std::byte* at(const void* base, size_t offset) {

@@ -29,16 +29,10 @@ struct IncomingChunk {
 // ring streams chunk by chunk instead of waiting for whole segments.
 void reduce_scatter_ring(Context& ctx, Tag tag, const void* src, void* shard_out, size_t count,
                          DataType dtype, ReduceOp op, size_t chunk_bytes) {
-  const int rank = ctx.rank();
-  const int size = ctx.size();
-  const int next = wrap_rank(rank + 1, size);
-  const int prev = wrap_rank(rank - 1, size);
-  const size_t element = dtype_size(dtype);
-  const size_t chunk = std::max<size_t>(1, chunk_bytes / element) * element;
-  auto segment = [&](int r) {
-    return ByteRange{reduce_scatter_offset(count, size, r) * element,
-                     reduce_scatter_count(count, size, r) * element};
-  };
+  const RingGeometry ring(ctx, count, dtype, chunk_bytes);
+  const int rank = ring.rank, size = ring.size, next = ring.next, prev = ring.prev;
+  const size_t element = ring.element, chunk = ring.chunk;
+  auto segment = [&ring](int r) { return ring.segment(r); };
   const ByteRange own = segment(rank);
 
   std::vector<IncomingChunk> schedule;

@@ -6,6 +6,7 @@
 
 #include "common/check.h"
 #include "common/logging.h"
+#include "core/fusion.h"
 
 namespace kolo::core {
 namespace {
@@ -189,10 +190,10 @@ std::optional<TensorEntry> Controller::take_entry(const std::string& name) {
   return entry;
 }
 
-void Controller::remember(const Request& request, const Response& single) {
-  if (ResponseCache::cacheable(request) && single.kind == Response::Kind::kRun) {
-    cache_.put(request, single);
-  }
+void Controller::remember(const Request& request, const Response& response, size_t index) {
+  if (!ResponseCache::cacheable(request) || response.kind != Response::Kind::kRun) return;
+  if (cache_.peek(request).state == ResponseCache::State::kHit) return;
+  cache_.put(request, single_tensor(response, index));
 }
 
 std::string Controller::describe_pending() const {

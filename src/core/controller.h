@@ -61,9 +61,10 @@ class Controller {
   // The local entry for `name`, removed from the pending set; nullopt on a
   // rank that has none (it joined).
   std::optional<TensorEntry> take_entry(const std::string& name);
-  // After a response ran: remember it for the fast path (identically on
-  // every rank).
-  void remember(const Request& request, const Response& single);
+  // After tensor `index` of `response` ran: remember it for the fast path
+  // (identically on every rank). A tensor already cached with the same
+  // parameters is left as is, so a steady loop copies nothing here.
+  void remember(const Request& request, const Response& response, size_t index);
   // Fails every held entry with `status`; returns their names.
   std::vector<std::string> fail_all(const Status& status);
 

@@ -31,27 +31,28 @@ std::shared_ptr<rendezvous::Store> connect_store(const Config& config) {
   return std::make_shared<rendezvous::TcpStoreClient>(options);
 }
 
-// Tensor i of a fused response as a response of its own (for the cache).
-Response single(const Response& fused, size_t i) {
-  Response one;
-  one.kind = fused.kind;
-  one.op = fused.op;
-  one.names = {fused.names[i]};
-  one.dtype = fused.dtype;
-  one.reduce_op = fused.reduce_op;
-  one.prescale = fused.prescale;
-  one.postscale = fused.postscale;
-  one.root = fused.root;
-  one.device = fused.device;
-  one.shapes = {fused.shapes[i]};
-  one.values = fused.values;
-  return one;
-}
-
 std::string upper(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
+}
+
+Request reduce_request(const ReduceArgs& reduce) {
+  Request base;
+  base.reduce_op = reduce.op;
+  base.prescale = reduce.prescale;
+  base.postscale = reduce.postscale;
+  return base;
+}
+
+// Operations that move no tensor (barrier, join, process-set changes) still
+// go through the queue and negotiation; an empty name means "by call order".
+TensorArgs control_operation(std::string name) {
+  TensorArgs none;
+  none.name = std::move(name);
+  none.dtype = DataType::kUInt8;
+  none.shape = {0};
+  return none;
 }
 
 }  // namespace
@@ -194,11 +195,7 @@ Handle Engine::allreduce(TensorArgs tensor, ReduceArgs reduce, int32_t process_s
 
 std::vector<Handle> Engine::grouped_allreduce(std::vector<TensorArgs> tensors, ReduceArgs reduce,
                                               int32_t process_set) {
-  Request base;
-  base.reduce_op = reduce.op;
-  base.prescale = reduce.prescale;
-  base.postscale = reduce.postscale;
-  return enqueue(OpType::kAllreduce, std::move(tensors), base, process_set);
+  return enqueue(OpType::kAllreduce, std::move(tensors), reduce_request(reduce), process_set);
 }
 
 Handle Engine::allgather(TensorArgs tensor, int32_t process_set) {
@@ -227,36 +224,22 @@ Handle Engine::reducescatter(TensorArgs tensor, ReduceArgs reduce, int32_t proce
 
 std::vector<Handle> Engine::grouped_reducescatter(std::vector<TensorArgs> tensors, ReduceArgs reduce,
                                                   int32_t process_set) {
-  Request base;
-  base.reduce_op = reduce.op;
-  base.prescale = reduce.prescale;
-  base.postscale = reduce.postscale;
-  return enqueue(OpType::kReducescatter, std::move(tensors), base, process_set);
+  return enqueue(OpType::kReducescatter, std::move(tensors), reduce_request(reduce), process_set);
 }
 
 Handle Engine::barrier(int32_t process_set) {
-  TensorArgs none;
-  none.dtype = DataType::kUInt8;
-  none.shape = {0};
-  return enqueue(OpType::kBarrier, {none}, Request{}, process_set)[0];
+  return enqueue(OpType::kBarrier, {control_operation("")}, Request{}, process_set)[0];
 }
 
 Handle Engine::join(int32_t process_set) {
-  TensorArgs none;
-  none.name = "kolo.join";
-  none.dtype = DataType::kUInt8;
-  none.shape = {0};
-  return enqueue(OpType::kJoin, {none}, Request{}, process_set)[0];
+  return enqueue(OpType::kJoin, {control_operation("kolo.join")}, Request{}, process_set)[0];
 }
 
 Handle Engine::add_process_set(std::vector<int> ranks) {
   std::vector<int> normalized = normalize_process_set_ranks(std::move(ranks), config_.layout.size);
   Request base;
   base.values.assign(normalized.begin(), normalized.end());
-  TensorArgs none;
-  none.dtype = DataType::kUInt8;
-  none.shape = {0};
-  return enqueue(OpType::kAddProcessSet, {none}, base, 0)[0];
+  return enqueue(OpType::kAddProcessSet, {control_operation("")}, base, 0)[0];
 }
 
 Handle Engine::remove_process_set(int32_t id) {
@@ -267,11 +250,8 @@ Handle Engine::remove_process_set(int32_t id) {
   }
   Request base;
   base.values = {id};
-  TensorArgs none;
-  none.name = fmt::format("kolo.remove_process_set.{}", id);
-  none.dtype = DataType::kUInt8;
-  none.shape = {0};
-  return enqueue(OpType::kRemoveProcessSet, {none}, base, 0)[0];
+  return enqueue(OpType::kRemoveProcessSet, {control_operation(fmt::format("kolo.remove_process_set.{}", id))},
+                 base, 0)[0];
 }
 
 std::vector<int32_t> Engine::process_set_ids() const {
@@ -472,7 +452,7 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     throw;
   }
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i] && cacheable) set.controller->remember(entries[i]->request, single(response, i));
+    if (entries[i] && cacheable) set.controller->remember(entries[i]->request, response, i);
   }
   finish(Status::Ok());
 }

@@ -44,6 +44,23 @@ std::vector<Response> fuse_responses(std::vector<Response> responses, size_t thr
   return out;
 }
 
+// Tensor i of a fused response as a response of its own (for the cache).
+Response single_tensor(const Response& fused, size_t i) {
+  Response one;
+  one.kind = fused.kind;
+  one.op = fused.op;
+  one.names = {fused.names[i]};
+  one.dtype = fused.dtype;
+  one.reduce_op = fused.reduce_op;
+  one.prescale = fused.prescale;
+  one.postscale = fused.postscale;
+  one.root = fused.root;
+  one.device = fused.device;
+  one.shapes = {fused.shapes[i]};
+  one.values = fused.values;
+  return one;
+}
+
 std::byte* FusionBuffers::get(int32_t device, size_t bytes) {
   auto& buffer = buffers_[device];
   if (buffer.size() < bytes) buffer.resize(bytes);

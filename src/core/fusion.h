@@ -17,6 +17,10 @@ namespace kolo::core {
 // Deterministic, so every rank fuses its identical list identically.
 std::vector<Response> fuse_responses(std::vector<Response> responses, size_t threshold_bytes);
 
+// Tensor i of a fused response as a response of its own (what the cache
+// keeps per tensor).
+Response single_tensor(const Response& fused, size_t i);
+
 // Bytes of every tensor of an allreduce response.
 size_t response_bytes(const Response& response);
 

@@ -12,15 +12,7 @@ namespace {
 using testing::run_engines;
 using testing::wait_for;
 
-TensorArgs floats(std::string name, std::vector<float>& in, std::vector<float>& out) {
-  TensorArgs t;
-  t.name = std::move(name);
-  t.input = in.data();
-  t.output = out.data();
-  t.dtype = DataType::kFloat32;
-  t.shape = {static_cast<int64_t>(in.size())};
-  return t;
-}
+using testing::floats;
 
 TEST(EngineBasic, SingleProcessWithoutStore) {
   Config config;

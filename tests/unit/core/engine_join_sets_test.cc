@@ -11,9 +11,7 @@ namespace {
 using testing::run_engines;
 using testing::wait_for;
 
-TensorArgs floats(std::string name, std::vector<float>& buf) {
-  return {std::move(name), buf.data(), buf.data(), DataType::kFloat32, {static_cast<int64_t>(buf.size())}, kCpuDevice};
-}
+using testing::floats;
 
 TEST(EngineJoin, JoinedRanksContributeZerosAndJoinReturnsTheLastRank) {
   run_engines(3, [](Engine& engine, int rank) {

@@ -14,14 +14,7 @@ namespace {
 using testing::run_engines;
 using testing::wait_for;
 
-TensorArgs floats(std::string name, std::vector<float>& in, std::vector<float>& out) {
-  TensorArgs t;
-  t.name = std::move(name);
-  t.input = in.data();
-  t.output = out.data();
-  t.shape = {static_cast<int64_t>(in.size())};
-  return t;
-}
+using testing::floats;
 
 // The acceptance test of the engine issue: 4 ranks, 50 tensors per step,
 // each rank in its own random order every step, 1,000 steps.
