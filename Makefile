@@ -7,8 +7,13 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DKOLO_WERROR=ON
 FUZZ_SECONDS ?= 20
 STAMP := $(BUILD_DIR)/.deps-installed
+# The project venv: Debian's python3 with its site packages (python3-torch,
+# numpy, sklearn, pybind11), plus the build backend from PyPI.
+VENV ?= .venv
+PYTHON := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.kolo-venv
 
-.PHONY: all deps build test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
+.PHONY: all deps build python python-test test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
 
 all: build
 
@@ -23,6 +28,19 @@ $(BUILD_DIR)/build.ninja: $(STAMP)
 
 build: $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+$(VENV_STAMP): $(STAMP)
+	/usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(PYTHON) -m pip install -q --disable-pip-version-check "scikit-build-core>=0.8"
+	touch $(VENV_STAMP)
+
+# pip install . into the venv: kolo, horovod, kolo._core and kolorun. The
+# CMake tree in build/python is kept, so a second run only relinks.
+python: $(VENV_STAMP)
+	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+
+python-test: python
+	./scripts/run-python-tests.sh $(VENV)
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
@@ -45,7 +63,7 @@ fuzz: fuzz-smoke
 asan-test:
 	$(MAKE) unit-test BUILD_DIR=build-asan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=address"
 
-test: unit-test asan-test fuzz-smoke
+test: unit-test python-test asan-test fuzz-smoke
 
 # Two ranks of the demo, started the way users start jobs.
 demo: build

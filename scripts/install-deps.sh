@@ -11,6 +11,11 @@ packages=(
   clang libclang-rt-14-dev
   procps iproute2
   openssh-client openssh-server
+  # Python: the venv is made from Debian's python3 with --system-site-packages,
+  # so these (torch included) are what kolo.torch and the examples run on.
+  python3-dev python3-venv python3-pip pybind11-dev python3-pybind11 libdlpack-dev
+  python3-numpy python3-torch python3-sklearn python3-tqdm python3-cloudpickle
+  python3-pytest python3-pytest-timeout
 )
 
 missing=()

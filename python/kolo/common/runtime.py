@@ -1,0 +1,137 @@
+"""The process's connection to the job: one engine, its process sets and
+the integer handles of asynchronous operations.
+
+Horovod's API is module-level (hvd.init(), hvd.rank(), ...), so the binding
+keeps one Runtime per process; the C++ core itself has no globals.
+"""
+
+import atexit
+import itertools
+import threading
+
+from kolo import _core
+from kolo.common.process_sets import GlobalProcessSet, ProcessSet
+
+
+class Runtime:
+    def __init__(self):
+        self._engine = None
+        self._lock = threading.Lock()
+        self._handles = {}
+        self._next_handle = itertools.count(1)
+        self._homogeneous = None
+        self.global_process_set = GlobalProcessSet()
+        self.global_process_set._attach(self, 0)
+        self._process_sets = {0: self.global_process_set}
+
+    # --- lifecycle -------------------------------------------------------
+
+    def init(self, process_sets=None):
+        """Joins the job (idempotent while initialized). `process_sets`: ProcessSet
+        objects or rank lists, identical on every rank; "dynamic" is accepted for
+        Horovod compatibility (sets can always be added later)."""
+        with self._lock:
+            if self._engine is not None:
+                return
+            sets = []
+            if process_sets is not None and process_sets != "dynamic":
+                sets = [ps if isinstance(ps, ProcessSet) else ProcessSet(ps) for ps in process_sets]
+            engine = _core.Engine([ps.ranks for ps in sets])
+            self._engine = engine
+            self._process_sets = {0: self.global_process_set}
+            for i, ps in enumerate(sets, start=1):
+                ps._attach(self, i)
+                self._process_sets[i] = ps
+            self._homogeneous = None
+
+    def shutdown(self):
+        with self._lock:
+            engine, self._engine = self._engine, None
+            self._handles.clear()
+        if engine is not None:
+            engine.shutdown()
+
+    def is_initialized(self):
+        return self._engine is not None
+
+    def engine(self):
+        engine = self._engine
+        if engine is None:
+            raise ValueError("Kolo has not been initialized; use hvd.init() (kolo.torch.init()).")
+        return engine
+
+    # --- topology --------------------------------------------------------
+
+    def is_homogeneous(self):
+        """True when every host runs the same number of ranks (one allgather,
+        computed once per init)."""
+        if self._homogeneous is None:
+            import numpy as np
+
+            engine = self.engine()
+            mine = np.array([engine.local_size], dtype=np.int64)
+            handle = engine.allgather(mine, name="kolo.is_homogeneous")
+            self.wait(handle)
+            sizes = np.from_dlpack(handle.output())
+            self._homogeneous = bool((sizes == sizes[0]).all())
+        return self._homogeneous
+
+    # --- process sets ----------------------------------------------------
+
+    def add_process_set(self, process_set):
+        ps = process_set if isinstance(process_set, ProcessSet) else ProcessSet(process_set)
+        if ps.process_set_id is not None:
+            raise ValueError(f"kolo: {ps} is already registered")
+        handle = self.engine().add_process_set(ps.ranks)
+        self.wait(handle)
+        ps._attach(self, int(handle.value))
+        self._process_sets[ps.process_set_id] = ps
+        return ps
+
+    def remove_process_set(self, process_set):
+        """Returns False (as Horovod does) when the set is not registered."""
+        if not isinstance(process_set, ProcessSet) or process_set.process_set_id in (None, 0):
+            return False
+        if self._process_sets.get(process_set.process_set_id) is not process_set:
+            return False
+        handle = self.engine().remove_process_set(process_set.process_set_id)
+        self.wait(handle)
+        del self._process_sets[process_set.process_set_id]
+        process_set.process_set_id = None
+        return True
+
+    # --- handles ---------------------------------------------------------
+
+    @staticmethod
+    def wait(handle, timeout=None):
+        if not handle.wait(timeout):
+            raise TimeoutError("kolo: operation still running after the timeout")
+        handle.check()
+
+    def register(self, pending):
+        """Stores a pending operation (any object) under a new integer handle."""
+        key = next(self._next_handle)
+        self._handles[key] = pending
+        return key
+
+    def pending(self, key):
+        try:
+            return self._handles[key]
+        except KeyError:
+            raise ValueError(f"kolo: unknown or already synchronized handle {key}") from None
+
+    def release(self, key):
+        return self._handles.pop(key, None)
+
+
+_runtime = Runtime()
+
+
+def runtime():
+    return _runtime
+
+
+@atexit.register
+def _shutdown_at_exit():
+    # A script that never calls shutdown() still leaves the job cleanly.
+    _runtime.shutdown()

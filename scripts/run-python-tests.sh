@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Python tests of `make test`, against the package pip installed into the venv.
+#   tests/python/multirank: pytest inside every rank, under kolorun -np 2 and -np 3
+#                           (every rank runs the same tests in the same order).
+#   tests/python/launcher:  plain pytest; these tests start their own jobs.
+# Every run has a wall-clock limit; -x ends a rank at its first failure, and
+# kolorun then stops the others, so a failure never leaves ranks waiting.
+set -euo pipefail
+venv=${1:-.venv}
+cd "$(dirname "$0")/.."
+python=$(realpath "$venv/bin/python")
+kolorun=$(realpath "$venv/bin/kolorun")
+export KOLO_STALL_SHUTDOWN_TIME_SECONDS=${KOLO_STALL_SHUTDOWN_TIME_SECONDS:-60}
+export PYTHONDONTWRITEBYTECODE=1
+pytest_args=(-x -q -p no:cacheprovider --timeout=300)
+
+for np in 2 3; do
+  echo "== python tests under kolorun -np $np"
+  timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" tests/python/multirank
+done
+echo "== python launcher tests"
+timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
