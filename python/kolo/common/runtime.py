@@ -88,6 +88,23 @@ class Runtime:
         self._process_sets[ps.process_set_id] = ps
         return ps
 
+    def process_set_ranks(self, process_set_id):
+        """Global ranks of a registered set, in the set's rank order."""
+        if process_set_id == 0:
+            return list(range(self.engine().size))
+        ps = self._process_sets.get(process_set_id)
+        if ps is None:
+            raise ValueError(f"kolo: process set {process_set_id} is not registered")
+        return ps.ranks
+
+    def set_root(self, process_set_id, root_rank):
+        """A global root rank as the engine's rank within the set."""
+        ranks = self.process_set_ranks(process_set_id)
+        if root_rank not in ranks:
+            raise ValueError(f"kolo: root rank {root_rank} is not in process set "
+                             f"{process_set_id} (ranks {ranks})")
+        return ranks.index(root_rank)
+
     def remove_process_set(self, process_set):
         """Returns False (as Horovod does) when the set is not registered."""
         if not isinstance(process_set, ProcessSet) or process_set.process_set_id in (None, 0):

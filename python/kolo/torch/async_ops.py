@@ -1,0 +1,242 @@
+"""Horovod's asynchronous torch ops: each enqueues on the engine and returns
+an integer handle; poll() asks whether it finished and synchronize() waits
+and returns the output. In-place variants (trailing underscore) write into
+the given tensor. Every input stays referenced until synchronize()."""
+
+import torch
+
+from kolo.common.process_sets import process_set_id
+from kolo.common.reduce_ops import Average, engine_op_name, resolve_op
+from kolo.common.runtime import runtime
+from kolo.torch.tensors import check_writable, engine_view, from_engine
+
+_GLOBAL = 0
+
+
+class _Pending:
+    """Engine handles of one user-visible operation and how to finish it."""
+
+    def __init__(self, handles, finish, keep):
+        self.handles = handles
+        self.finish = finish
+        self.keep = keep  # tensors the engine reads or writes until it is done
+
+    def is_completed(self):
+        return all(h.is_completed() for h in self.handles)
+
+    def result(self):
+        for h in self.handles:
+            h.wait()
+        for h in self.handles:
+            h.check()
+        return self.finish()
+
+
+def _register(handles, finish, keep):
+    return runtime().register(_Pending(handles, finish, keep))
+
+
+def _engine():
+    return runtime().engine()
+
+
+def _name(name):
+    return "" if name is None else str(name)
+
+
+def _group_views(tensors):
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise ValueError("kolo: grouped operations take a non-empty list of tensors")
+    views = [engine_view(t) for t in tensors]
+    overrides = {dtype for _, dtype in views}
+    if len(overrides) > 1:
+        raise ValueError("kolo: a group cannot mix bool tensors with other dtypes")
+    return [v for v, _ in views], overrides.pop()
+
+
+# --- allreduce -----------------------------------------------------------
+
+def _allreduce(tensor, output, name, op, average, prescale_factor, postscale_factor,
+               process_set):
+    op = resolve_op(op, average)
+    src, dtype = engine_view(tensor)
+    dst, _ = engine_view(output)
+    handle = _engine().allreduce(src, dst, op=engine_op_name(op), prescale=prescale_factor,
+                                 postscale=postscale_factor, name=_name(name),
+                                 process_set=process_set_id(process_set), dtype=dtype)
+    return _register([handle], lambda: output, (tensor, src, dst))
+
+
+def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
+                    postscale_factor=1.0, process_set=_GLOBAL):
+    """Reduces `tensor` over the process set into a new tensor."""
+    output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    return _allreduce(tensor, output, name, op, average, prescale_factor, postscale_factor,
+                      process_set)
+
+
+def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
+                     postscale_factor=1.0, process_set=_GLOBAL):
+    """Reduces `tensor` over the process set in place."""
+    check_writable(tensor, "allreduce_async_")
+    return _allreduce(tensor, tensor, name, op, average, prescale_factor, postscale_factor,
+                      process_set)
+
+
+def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, postscale_factor,
+                       process_set):
+    op = resolve_op(op, average)
+    srcs, dtype = _group_views(tensors)
+    dsts = [engine_view(o)[0] for o in outputs]
+    handles = _engine().grouped_allreduce(srcs, dsts, op=engine_op_name(op),
+                                          prescale=prescale_factor, postscale=postscale_factor,
+                                          name=_name(name),
+                                          process_set=process_set_id(process_set), dtype=dtype)
+    return _register(handles, lambda: list(outputs), (tensors, srcs, dsts))
+
+
+def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                            postscale_factor=1.0, process_set=_GLOBAL):
+    """Reduces a list of tensors as one negotiated, fused unit."""
+    outputs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in tensors]
+    return _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor,
+                              postscale_factor, process_set)
+
+
+def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
+                             postscale_factor=1.0, process_set=_GLOBAL):
+    for t in tensors:
+        check_writable(t, "grouped_allreduce_async_")
+    return _grouped_allreduce(tensors, list(tensors), name, op, average, prescale_factor,
+                              postscale_factor, process_set)
+
+
+# --- allgather -------------------------------------------------------------
+
+def allgather_async(tensor, name=None, process_set=_GLOBAL):
+    """Concatenates every rank's `tensor` along the first dimension (which may
+    differ per rank)."""
+    src, dtype = engine_view(tensor)
+    handle = _engine().allgather(src, name=_name(name), process_set=process_set_id(process_set),
+                                 dtype=dtype)
+    return _register([handle], lambda: from_engine(handle.output(), tensor.dtype), (tensor, src))
+
+
+def grouped_allgather_async(tensors, name=None, process_set=_GLOBAL):
+    srcs, dtype = _group_views(tensors)
+    handles = _engine().grouped_allgather(srcs, name=_name(name),
+                                          process_set=process_set_id(process_set), dtype=dtype)
+    return _register(
+        handles,
+        lambda: [from_engine(h.output(), t.dtype) for h, t in zip(handles, tensors)],
+        (tensors, srcs))
+
+
+# --- broadcast ---------------------------------------------------------------
+
+def _broadcast(tensor, output, root_rank, name, process_set):
+    ps = process_set_id(process_set)
+    root = runtime().set_root(ps, int(root_rank))
+    src, dtype = engine_view(tensor)
+    dst, _ = engine_view(output)
+    handle = _engine().broadcast(src, dst, root=root, name=_name(name), process_set=ps,
+                                 dtype=dtype)
+    return _register([handle], lambda: output, (tensor, src, dst))
+
+
+def broadcast_async(tensor, root_rank, name=None, process_set=_GLOBAL):
+    """Copies root_rank's `tensor` (root_rank is a global rank) to a new tensor
+    on every rank of the set."""
+    output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    return _broadcast(tensor, output, root_rank, name, process_set)
+
+
+def broadcast_async_(tensor, root_rank, name=None, process_set=_GLOBAL):
+    check_writable(tensor, "broadcast_async_")
+    return _broadcast(tensor, tensor, root_rank, name, process_set)
+
+
+# --- alltoall ----------------------------------------------------------------
+
+def _splits_list(splits):
+    if splits is None:
+        return []
+    if isinstance(splits, torch.Tensor):
+        if splits.dtype.is_floating_point or splits.dim() != 1:
+            raise ValueError("kolo: alltoall splits must be a 1-D integer tensor or a list")
+        return [int(s) for s in splits.tolist()]
+    return [int(s) for s in splits]
+
+
+def alltoall_async(tensor, splits=None, name=None, process_set=_GLOBAL):
+    """Sends splits[i] rows of `tensor` to rank i of the set; synchronize()
+    returns (output, received_splits)."""
+    src, dtype = engine_view(tensor)
+    handle = _engine().alltoall(src, splits=_splits_list(splits), name=_name(name),
+                                process_set=process_set_id(process_set), dtype=dtype)
+
+    def finish():
+        received = torch.tensor(handle.received_splits, dtype=torch.int32)
+        return from_engine(handle.output(), tensor.dtype), received
+
+    return _register([handle], finish, (tensor, src))
+
+
+# --- reducescatter -------------------------------------------------------------
+
+def reducescatter_async(tensor, name=None, op=Average, process_set=_GLOBAL, prescale_factor=1.0,
+                        postscale_factor=1.0):
+    """Reduces `tensor` over the set; rank r keeps its block of rows (the
+    first size % n ranks get one row more)."""
+    op = resolve_op(op)
+    src, dtype = engine_view(tensor)
+    handle = _engine().reducescatter(src, op=engine_op_name(op), prescale=prescale_factor,
+                                     postscale=postscale_factor, name=_name(name),
+                                     process_set=process_set_id(process_set), dtype=dtype)
+    return _register([handle], lambda: from_engine(handle.output(), tensor.dtype), (tensor, src))
+
+
+def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=_GLOBAL,
+                                prescale_factor=1.0, postscale_factor=1.0):
+    op = resolve_op(op)
+    srcs, dtype = _group_views(tensors)
+    handles = _engine().grouped_reducescatter(srcs, op=engine_op_name(op),
+                                              prescale=prescale_factor,
+                                              postscale=postscale_factor, name=_name(name),
+                                              process_set=process_set_id(process_set),
+                                              dtype=dtype)
+    return _register(
+        handles,
+        lambda: [from_engine(h.output(), t.dtype) for h, t in zip(handles, tensors)],
+        (tensors, srcs))
+
+
+# --- completion ----------------------------------------------------------------
+
+def poll(handle):
+    """True once the operation behind `handle` finished (successfully or not)."""
+    return runtime().pending(handle).is_completed()
+
+
+def synchronize(handle):
+    """Waits for the operation and returns its output; raises
+    KoloInternalError if it failed. The handle is released either way."""
+    pending = runtime().pending(handle)
+    try:
+        return pending.result()
+    finally:
+        runtime().release(handle)
+
+
+def barrier(process_set=_GLOBAL):
+    """Returns once every rank of the set reached the barrier."""
+    runtime().wait(_engine().barrier(process_set_id(process_set)))
+
+
+def join(device=-1, process_set=_GLOBAL):
+    """Marks this rank as out of data: until every rank joined, its share of
+    other ranks' allreduces is zeros. Returns the last rank to join."""
+    del device  # CPU only; kept for Horovod's signature
+    handle = _engine().join(process_set_id(process_set))
+    runtime().wait(handle)
+    return int(handle.value)
