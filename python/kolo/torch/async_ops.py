@@ -8,7 +8,7 @@ import torch
 from kolo.common.process_sets import process_set_id
 from kolo.common.reduce_ops import Average, engine_op_name, resolve_op
 from kolo.common.runtime import runtime
-from kolo.torch.tensors import check_writable, engine_view, from_engine
+from kolo.torch.tensors import check_writable, engine_view, from_engine, new_output
 
 _GLOBAL = 0
 
@@ -70,7 +70,7 @@ def _allreduce(tensor, output, name, op, average, prescale_factor, postscale_fac
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                     postscale_factor=1.0, process_set=_GLOBAL):
     """Reduces `tensor` over the process set into a new tensor."""
-    output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    output = new_output(tensor)
     return _allreduce(tensor, output, name, op, average, prescale_factor, postscale_factor,
                       process_set)
 
@@ -98,7 +98,9 @@ def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, pos
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                             postscale_factor=1.0, process_set=_GLOBAL):
     """Reduces a list of tensors as one negotiated, fused unit."""
-    outputs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in tensors]
+    if not isinstance(tensors, (list, tuple)) or not tensors:
+        raise ValueError("kolo: grouped operations take a non-empty list of tensors")
+    outputs = [new_output(t) for t in tensors]
     return _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor,
                               postscale_factor, process_set)
 
@@ -147,7 +149,7 @@ def _broadcast(tensor, output, root_rank, name, process_set):
 def broadcast_async(tensor, root_rank, name=None, process_set=_GLOBAL):
     """Copies root_rank's `tensor` (root_rank is a global rank) to a new tensor
     on every rank of the set."""
-    output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    output = new_output(tensor)
     return _broadcast(tensor, output, root_rank, name, process_set)
 
 

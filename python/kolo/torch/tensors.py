@@ -10,14 +10,24 @@ from kolo.common.process_sets import process_set_id as _process_set_id
 _BOOL = "bool"
 
 
+def _require_tensor(tensor):
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"kolo: expected a torch.Tensor, got {type(tensor).__name__}")
+
+
+def new_output(tensor):
+    """A contiguous tensor shaped like `tensor` for an out-of-place result."""
+    _require_tensor(tensor)
+    return torch.empty_like(tensor, memory_format=torch.contiguous_format)
+
+
 def engine_view(tensor):
     """(object the engine reads, dtype override) for `tensor`.
 
     The engine never sees autograd: detach() shares memory, contiguous()
     copies only when the layout demands it.
     """
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"kolo: expected a torch.Tensor, got {type(tensor).__name__}")
+    _require_tensor(tensor)
     if tensor.is_cuda:
         raise ValueError("kolo: this Kolo build has no GPU support; move the tensor to the CPU "
                          "(tensor.cpu()) or run without CUDA")
@@ -31,6 +41,7 @@ def engine_view(tensor):
 
 def check_writable(tensor, what):
     """In-place ops write the result into `tensor`'s own memory."""
+    _require_tensor(tensor)
     if not tensor.is_contiguous():
         raise ValueError(f"kolo: {what} needs a contiguous tensor (it writes the result in place)")
 

@@ -1,0 +1,91 @@
+"""Misuse and failures: bad arguments fail at the call on the calling rank
+(ValueError/TypeError); disagreements between ranks fail the operation on
+every rank with KoloInternalError naming the tensor and what differs; the
+engine keeps working afterwards."""
+
+import pytest
+import torch
+
+import kolo.torch as hvd
+
+
+def test_kolo_internal_error_is_a_runtime_error():
+    assert issubclass(hvd.KoloInternalError, RuntimeError)
+
+
+def test_shape_mismatch_fails_on_every_rank_then_engine_recovers():
+    x = torch.ones(hvd.rank() + 1) if hvd.size() > 1 else torch.ones(1)
+    if hvd.size() == 1:
+        pytest.skip("needs two ranks")
+    with pytest.raises(hvd.KoloInternalError, match="(?i)mismatch.*shape.*'err.shape'|err.shape"):
+        hvd.allreduce(x, name="err.shape")
+    assert torch.allclose(hvd.allreduce(torch.ones(2), op=hvd.Sum, name="err.after"),
+                          torch.full((2,), float(hvd.size())))
+
+
+def test_dtype_mismatch_names_the_dtypes():
+    x = torch.ones(3, dtype=torch.float32 if hvd.rank() == 0 else torch.float64)
+    with pytest.raises(hvd.KoloInternalError) as info:
+        hvd.allreduce(x, name="err.dtype")
+    assert "float32" in str(info.value) and "float64" in str(info.value)
+    assert "err.dtype" in str(info.value)
+
+
+def test_op_mismatch_fails():
+    op = hvd.Sum if hvd.rank() == 0 else hvd.Max
+    with pytest.raises(hvd.KoloInternalError, match="err.op"):
+        hvd.allreduce(torch.ones(2), op=op, name="err.op")
+
+
+def test_broadcast_root_mismatch_fails():
+    with pytest.raises(hvd.KoloInternalError, match="err.root"):
+        hvd.broadcast(torch.ones(2), root_rank=hvd.rank(), name="err.root")
+
+
+def test_allgather_trailing_shape_mismatch_fails():
+    with pytest.raises(hvd.KoloInternalError, match="err.ag"):
+        hvd.allgather(torch.ones(2, hvd.rank() + 1), name="err.ag")
+
+
+def test_bad_arguments_fail_locally():
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        hvd.allreduce_async([1.0, 2.0], name="err.list")
+    with pytest.raises(TypeError, match="int16"):
+        hvd.allreduce_async(torch.ones(2, dtype=torch.int16), name="err.int16")
+    with pytest.raises(ValueError, match="op or the deprecated average"):
+        hvd.allreduce(torch.ones(2), average=True, op=hvd.Sum)
+    with pytest.raises(NotImplementedError, match="Adasum"):
+        hvd.allreduce(torch.ones(2), op=hvd.Adasum)
+    with pytest.raises(ValueError, match="root rank 99"):
+        hvd.broadcast(torch.ones(2), root_rank=99)
+    with pytest.raises(ValueError, match="unknown or already synchronized handle"):
+        hvd.synchronize(123456789)
+    with pytest.raises(ValueError, match="contiguous"):
+        hvd.allreduce_(torch.ones(3, 4).t())
+    with pytest.raises(ValueError):
+        hvd.alltoall(torch.ones(4), splits=[1] * (hvd.size() + 1), name="err.splits")
+    with pytest.raises(ValueError):
+        hvd.grouped_allreduce([])
+
+
+def test_unknown_op_and_average_of_bool_are_refused():
+    with pytest.raises(ValueError, match="unknown reduction op 105"):
+        hvd.allreduce_async(torch.ones(2), op=105)
+    with pytest.raises(ValueError, match="(?i)average.*bool|bool.*average"):
+        hvd.allreduce_async(torch.ones(2, dtype=torch.bool), name="err.bool.avg")
+
+
+def test_name_reused_while_in_flight_is_refused():
+    handle = hvd.allreduce_async(torch.ones(2), name="err.twice")
+    try:
+        with pytest.raises(ValueError, match="err.twice"):
+            hvd.allreduce_async(torch.ones(2), name="err.twice")
+    finally:
+        hvd.synchronize(handle)
+
+
+def test_handle_is_released_after_synchronize():
+    handle = hvd.allreduce_async(torch.ones(2), name="err.released")
+    hvd.synchronize(handle)
+    with pytest.raises(ValueError, match="already synchronized"):
+        hvd.synchronize(handle)
