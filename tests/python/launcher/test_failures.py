@@ -1,0 +1,58 @@
+"""A rank that dies mid-job: the survivors' pending operation fails with
+KoloInternalError naming the lost rank, instead of hanging. Real processes
+under kolorun; the survivor ignores kolorun's SIGTERM long enough to report
+what it saw into a file."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))))
+
+SCRIPT = textwrap.dedent("""
+    import os, signal, sys, time
+    import torch
+    import kolo.torch as hvd
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # report before kolorun's SIGKILL
+    hvd.init()
+    report = os.path.join(sys.argv[1], f"rank{hvd.rank()}.txt")
+    hvd.allreduce(torch.ones(4), name="warmup")
+    if hvd.rank() == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    started = time.monotonic()
+    try:
+        hvd.allreduce(torch.ones(1 << 16), name="grad.fc1.weight")
+        outcome = "no error"
+    except hvd.KoloInternalError as e:
+        outcome = f"KoloInternalError after {time.monotonic() - started:.1f}s: {e}"
+    except Exception as e:
+        outcome = f"{type(e).__name__}: {e}"
+    with open(report, "w") as f:
+        f.write(outcome)
+""")
+
+
+def kolorun():
+    beside = os.path.join(os.path.dirname(sys.executable), "kolorun")
+    return beside if os.path.exists(beside) else os.path.join(REPO, "python", "kolo", "bin",
+                                                              "kolorun")
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_killed_rank_fails_survivors_with_its_name(tmp_path, np_):
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    job = subprocess.run([kolorun(), "-np", str(np_), sys.executable, str(script), str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert job.returncode != 0, job.stdout + job.stderr
+    assert "rank 1" in job.stderr, job.stderr
+    for rank in [0] + list(range(2, np_)):
+        outcome = (tmp_path / f"rank{rank}.txt").read_text()
+        assert outcome.startswith("KoloInternalError"), outcome
+        assert "rank 1" in outcome, outcome
+    assert not (tmp_path / "rank1.txt").exists()
