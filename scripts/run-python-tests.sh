@@ -8,8 +8,8 @@
 set -euo pipefail
 venv=${1:-.venv}
 cd "$(dirname "$0")/.."
-python=$(realpath "$venv/bin/python")
-kolorun=$(realpath "$venv/bin/kolorun")
+python="$(cd "$venv/bin" && pwd)/python"   # not realpath: the venv is the symlink
+kolorun="$(cd "$venv/bin" && pwd)/kolorun"
 export KOLO_STALL_SHUTDOWN_TIME_SECONDS=${KOLO_STALL_SHUTDOWN_TIME_SECONDS:-60}
 export PYTHONDONTWRITEBYTECODE=1
 pytest_args=(-x -q -p no:cacheprovider --timeout=300)

@@ -72,9 +72,14 @@ std::string describe(DLDataType type) {
          (type.lanes == 1 ? "" : "x" + std::to_string(type.lanes));
 }
 
-// Row-major contiguity; size-1 dimensions may carry any stride.
+// Row-major contiguity; size-1 dimensions may carry any stride, and a
+// tensor with no elements any strides at all (torch exports [0, 3] with
+// strides [1, 1]).
 bool contiguous(const DLTensor& t) {
   if (t.strides == nullptr) return true;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] == 0) return true;
+  }
   int64_t expected = 1;
   for (int d = t.ndim - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expected) return false;

@@ -33,3 +33,12 @@ __all__ = list(_basics_all) + [
 
 # The training helpers (DistributedOptimizer, broadcast_parameters, ...,
 # SyncBatchNorm) are added by their own modules below as they land.
+from kolo.torch.functions import (  # noqa: E402
+    allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)
+from kolo.torch.optimizer import DistributedOptimizer  # noqa: E402
+from kolo.torch.sync_batch_norm import SyncBatchNorm  # noqa: E402
+
+__all__ += [
+    "DistributedOptimizer", "broadcast_parameters", "broadcast_optimizer_state",
+    "broadcast_object", "allgather_object", "SyncBatchNorm",
+]

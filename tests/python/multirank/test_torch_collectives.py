@@ -223,3 +223,11 @@ def test_barrier_and_join():
     hvd.barrier()
     last = hvd.join()
     assert 0 <= last < hvd.size()
+
+
+def test_empty_tensors():
+    out = hvd.allgather(torch.zeros(0, 3), name="empty.ag")
+    assert out.shape == (0, 3)
+    mixed = hvd.allgather(torch.zeros(hvd.rank() % 2, 3), name="empty.mixed")
+    assert mixed.shape == (sum(r % 2 for r in range(hvd.size())), 3)
+    assert hvd.allreduce(torch.zeros(0), name="empty.ar").shape == (0,)

@@ -1,0 +1,419 @@
+"""DistributedOptimizer: Horovod's wrapper that combines gradients over the
+ranks of a process set before the wrapped optimizer applies them.
+
+Each parameter's gradient accumulator gets a hook, so the reduction of a
+gradient starts the moment backward has produced it and overlaps with the
+rest of backward; step() (or synchronize()) only waits for what is still in
+flight. Every reduction is named after its parameter, so ranks may finish
+backward in different orders and the engine still pairs the right tensors.
+"""
+
+import contextlib
+import warnings
+import weakref
+
+import torch
+
+from kolo.common.basics import global_process_set
+from kolo.common.process_sets import ProcessSet
+from kolo.common.reduce_ops import Average, Sum, resolve_op
+from kolo.common.runtime import runtime
+from kolo.torch.async_ops import (
+    allgather_async, allreduce_async_, grouped_allreduce_async_, synchronize)
+from kolo.torch.compression import Compression
+from kolo.torch.functions import broadcast_object
+
+_TOO_MANY_PASSES = ("Gradients were computed more than backward_passes_per_step times before "
+                    "call to step(). Increase backward_passes_per_step to accumulate gradients "
+                    "locally.")
+_ZERO_GRAD_IN_FLIGHT = ("optimizer.zero_grad() was called after loss.backward() but before "
+                        "optimizer.step() or optimizer.synchronize(). This is prohibited as it "
+                        "can cause a race condition.")
+_STEP_AFTER_SYNCHRONIZE = ("optimizer.step() called without optimizer.skip_synchronize() context "
+                           "after optimizer.synchronize(). This can cause training slowdown. You "
+                           "may want to consider using optimizer.skip_synchronize() context if you "
+                           "use optimizer.synchronize() in your code.")
+
+
+# --- validation ----------------------------------------------------------------
+
+def _parameter_names(named_parameters, param_groups):
+    """{param: name} for every parameter; Horovod's errors for bad names."""
+    if named_parameters is None:
+        return {p: f"noname.{i}.{j}"
+                for i, group in enumerate(param_groups) for j, p in enumerate(group["params"])}
+    named_parameters = list(named_parameters)
+    if any(not isinstance(item, tuple) for item in named_parameters):
+        raise ValueError("named_parameters should be a sequence of tuples (name, parameter), "
+                         "usually produced by model.named_parameters().")
+    seen, dups = set(), set()
+    for name, _ in named_parameters:
+        (dups if name in seen else seen).add(name)
+    if dups:
+        raise ValueError("Parameter names in named_parameters must be unique. Found duplicates: "
+                         + ", ".join(sorted(str(d) for d in dups)))
+    named_ids = {id(p) for _, p in named_parameters}
+    unnamed = [p for group in param_groups for p in group["params"] if id(p) not in named_ids]
+    if unnamed:
+        raise ValueError("named_parameters was specified, but one or more model parameters were "
+                         "not named. Python object ids: "
+                         + ", ".join(str(id(p)) for p in unnamed))
+    return {p: str(name) for name, p in named_parameters}
+
+
+def _check_groups(groups):
+    if groups is None:
+        return
+    if isinstance(groups, list):
+        seen = set()
+        for group in groups:
+            for p in group:
+                if not isinstance(p, torch.Tensor):
+                    raise ValueError("groups must consist of torch.Tensor.")
+                if id(p) in seen:
+                    raise ValueError("A parameter can only appear once in groups.")
+                seen.add(id(p))
+    elif isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise ValueError("groups should be a non-negative integer or a list of list of "
+                         "torch.Tensor.")
+
+
+def _split_evenly(items, n):
+    """n contiguous runs of `items`, the first len % n one item longer."""
+    size, extra = divmod(len(items), n)
+    runs, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < extra else 0)
+        runs.append(items[start:end])
+        start = end
+    return runs
+
+
+# --- reductions in flight --------------------------------------------------------
+
+class _DenseReduction:
+    """One allreduce (or one grouped allreduce) of dense gradients, written
+    back into p.grad when finished (the engine keeps what it reads alive)."""
+
+    def __init__(self, params, ctxs, handle, grouped, compression):
+        self.params, self.ctxs = params, ctxs
+        self.handle, self.grouped, self.compression = handle, grouped, compression
+
+    def finish(self):
+        outputs = synchronize(self.handle)
+        if not self.grouped:
+            outputs = [outputs]
+        for p, output, ctx in zip(self.params, outputs, self.ctxs):
+            result = self.compression.decompress(output, ctx)
+            if p.grad.is_sparse:  # sparse_as_dense: the optimizer expects a sparse gradient
+                p.grad.zero_().add_(result.to_sparse(p.grad.sparse_dim()))
+            elif result is not p.grad:
+                p.grad.set_(result)
+
+
+class _SparseReduction:
+    """Horovod's sparse allreduce: every rank's (indices, values) are
+    allgathered and summed by coalescing; Average divides by the set size."""
+
+    def __init__(self, p, name, average, set_size, process_set):
+        grad = p.grad.coalesce()
+        self.p, self.shape = p, grad.shape
+        self.divisor = set_size if average else 1
+        # allgather concatenates rows, so indices travel as [nnz, sparse_dim].
+        self.indices = allgather_async(grad.indices().t().contiguous(),
+                                       name=f"allgather.{name}.indices", process_set=process_set)
+        self.values = allgather_async(grad.values().contiguous(),
+                                      name=f"allgather.{name}.values", process_set=process_set)
+
+    def finish(self):
+        indices = synchronize(self.indices)
+        values = synchronize(self.values)
+        if self.divisor != 1:
+            values = values / self.divisor
+        summed = torch.sparse_coo_tensor(indices.t(), values, self.shape)
+        self.p.grad.zero_().add_(summed)
+
+
+# --- the optimizer ------------------------------------------------------------------
+
+class _DistributedOptimizer(torch.optim.Optimizer):
+    """Mixed in before the wrapped optimizer's class (see DistributedOptimizer)."""
+
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step, op,
+                 gradient_predivide_factor, groups, sparse_as_dense, process_set):
+        super().__init__(params)
+        self._compression = compression
+        self._param_names = _parameter_names(named_parameters, self.param_groups)
+        self.backward_passes_per_step = backward_passes_per_step
+        self.op = op
+        self.gradient_predivide_factor = gradient_predivide_factor
+        self.sparse_as_dense = sparse_as_dense
+        self.process_set = process_set
+
+        self._trained = [p for group in self.param_groups for p in group["params"]
+                         if p.requires_grad]
+        self._units = self._form_units(groups)
+        self._unit_of = {p: unit for unit in self._units for p in unit}
+        self._passes_left = {p: backward_passes_per_step for p in self._trained}
+        self._ready_in_unit = {unit: 0 for unit in self._units}
+        self._reductions = {}  # unit -> reduction in flight
+        self._synchronized = False
+        self._should_synchronize = True
+        self._grad_accs = self._register_hooks()
+
+    # --- setup ---------------------------------------------------------------
+
+    def _form_units(self, groups):
+        """The tuples of parameters reduced together: singletons without
+        groups; otherwise groups formed over rank 0's parameter order, so
+        every rank builds the same ones."""
+        if groups is None:
+            return [(p,) for p in self._trained]
+        names = broadcast_object([self._param_names[p] for p in self._trained],
+                                 root_rank=self.process_set.ranks[0],
+                                 name="DistributedOptimizer.parameter_order",
+                                 process_set=self.process_set)
+        order = {name: i for i, name in enumerate(names)}
+        if set(order) != {self._param_names[p] for p in self._trained}:
+            raise ValueError("kolo: DistributedOptimizer(groups=...) needs the same trainable "
+                             "parameter names on every rank")
+        trained = sorted(self._trained, key=lambda p: order[self._param_names[p]])
+        if isinstance(groups, int):
+            runs = _split_evenly(trained, groups)
+        else:
+            trained_ids = {id(p) for p in trained}
+            runs = [[p for p in group if id(p) in trained_ids] for group in groups]
+            grouped = {id(p) for run in runs for p in run}
+            runs += [[p] for p in trained if id(p) not in grouped]
+        return [tuple(run) for run in runs if run]
+
+    def _register_hooks(self):
+        """Hooks on the AccumulateGrad nodes; the optimizer keeps the nodes
+        alive (a parameter only holds them weakly) and the hooks hold the
+        optimizer weakly, so a discarded optimizer stops reducing."""
+        me = weakref.ref(self)
+        accumulators = []
+        with torch.enable_grad():
+            for p in self._trained:
+                acc = p.expand_as(p).grad_fn.next_functions[0][0]
+                acc.register_hook(_make_hook(me, p))
+                accumulators.append(acc)
+        return accumulators
+
+    # --- reductions ----------------------------------------------------------
+
+    def _set_size(self):
+        if self.process_set.process_set_id == 0:
+            return runtime().engine().size
+        return self.process_set.size()
+
+    def _on_grad_ready(self, p):
+        if self._set_size() == 1:
+            return  # as in Horovod, one rank is the plain optimizer: no counting, no checks
+        if self._passes_left[p] <= 0:
+            raise AssertionError(_TOO_MANY_PASSES)
+        self._passes_left[p] -= 1
+        if self._passes_left[p] > 0:
+            return
+        unit = self._unit_of[p]
+        self._ready_in_unit[unit] += 1
+        if self._ready_in_unit[unit] == len(unit):
+            self._launch(unit)
+
+    def _launch(self, unit):
+        set_size = self._set_size()
+        for p in unit:
+            if p.grad is None:
+                # Unused here, but another rank may have a gradient for it:
+                # every rank must submit the same reductions.
+                p.grad = torch.zeros_like(p)
+        if len(unit) == 1 and unit[0].grad.is_sparse and not self.sparse_as_dense:
+            p = unit[0]
+            if self.op not in (Average, Sum):
+                raise ValueError(f"kolo: the sparse gradient of {self._param_names[p]!r} can only "
+                                 "be averaged or summed; use sparse_as_dense=True for other ops")
+            reduction = _SparseReduction(p, self._param_names[p], self.op == Average, set_size,
+                                         self.process_set)
+        else:
+            reduction = self._dense_reduction(unit)
+        self._reductions[unit] = reduction
+
+    def _dense_reduction(self, unit):
+        sent, ctxs = [], []
+        for p in unit:
+            grad = p.grad
+            if grad.is_sparse:
+                if not self.sparse_as_dense:
+                    raise ValueError(f"kolo: the sparse gradient of {self._param_names[p]!r} "
+                                     "cannot be reduced in a group; pass sparse_as_dense=True "
+                                     "or leave the parameter out of groups")
+                grad = grad.to_dense()
+            elif not grad.is_contiguous():
+                grad = grad.contiguous()
+            tensor, ctx = self._compression.compress(grad)
+            sent.append(tensor)
+            ctxs.append(ctx)
+        # Average = sum * prescale * postscale / size; predivision moves part
+        # of the 1/size before the sum to keep low-precision sums in range.
+        scale = {}
+        if self.op == Average:
+            scale = dict(prescale_factor=1.0 / self.gradient_predivide_factor,
+                         postscale_factor=self.gradient_predivide_factor)
+        name = self._param_names[unit[0]]
+        if len(unit) == 1:
+            handle = allreduce_async_(sent[0], name=f"allreduce.{name}", op=self.op,
+                                      process_set=self.process_set, **scale)
+            return _DenseReduction(unit, ctxs, handle, False, self._compression)
+        handle = grouped_allreduce_async_(sent, name=f"grouped_allreduce.{name}", op=self.op,
+                                          process_set=self.process_set, **scale)
+        return _DenseReduction(unit, ctxs, handle, True, self._compression)
+
+    def _reset_passes(self):
+        for p in self._passes_left:
+            self._passes_left[p] = self.backward_passes_per_step
+        for unit in self._ready_in_unit:
+            self._ready_in_unit[unit] = 0
+
+    # --- public API ----------------------------------------------------------
+
+    def synchronize(self):
+        """Starts the reductions backward has not started (parameters without
+        a gradient this step, or fewer backward passes than expected) and
+        waits for all of them; p.grad then holds the combined gradients."""
+        if self._set_size() > 1:
+            for unit in self._units:
+                if unit not in self._reductions:
+                    self._launch(unit)
+        try:
+            for reduction in self._reductions.values():
+                reduction.finish()
+        finally:
+            self._reductions.clear()
+            self._reset_passes()
+        self._synchronized = True
+
+    @contextlib.contextmanager
+    def skip_synchronize(self):
+        """step() inside this context does not synchronize; for code that
+        calls synchronize() itself, e.g. to clip the combined gradients:
+
+            optimizer.synchronize()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            with optimizer.skip_synchronize():
+                optimizer.step()
+        """
+        self._should_synchronize = False
+        try:
+            yield
+        finally:
+            self._should_synchronize = True
+
+    def step(self, closure=None):
+        if self._should_synchronize:
+            if self._synchronized:
+                warnings.warn(_STEP_AFTER_SYNCHRONIZE)
+            self.synchronize()
+        self._synchronized = False
+        return super().step(closure)
+
+    def zero_grad(self, *args, **kwargs):
+        """Refused while gradients are being accumulated or reduced: the
+        engine may still be writing into them."""
+        pending = self._reductions or any(
+            left != self.backward_passes_per_step for left in self._passes_left.values())
+        if pending:
+            raise AssertionError(_ZERO_GRAD_IN_FLIGHT)
+        return super().zero_grad(*args, **kwargs)
+
+    def set_backward_passes_per_step(self, passes):
+        self.backward_passes_per_step = passes
+        self._reset_passes()
+
+    def load_state_dict(self, *args, **kwargs):
+        """Loading a checkpoint starts a fresh step: reductions in flight are
+        waited for (the engine must not write into gradients afterwards)."""
+        try:
+            for reduction in self._reductions.values():
+                reduction.finish()
+        finally:
+            self._reductions.clear()
+            self._reset_passes()
+            self._synchronized = False
+            self._should_synchronize = True
+        return super().load_state_dict(*args, **kwargs)
+
+
+def _make_hook(optimizer_ref, p):
+    def hook(*_):
+        optimizer = optimizer_ref()
+        if optimizer is not None:
+            optimizer._on_grad_ready(p)
+    return hook
+
+
+def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
+                         backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
+                         num_groups=0, groups=None, sparse_as_dense=False,
+                         process_set=global_process_set):
+    """Wraps a torch.optim.Optimizer so that step() applies gradients
+    combined (averaged by default) over the ranks of `process_set`.
+
+    The result is an instance of a new subclass of the optimizer's class,
+    sharing its param_groups and starting from its state. Gradient
+    reductions start during backward; step() waits for them. Use
+    synchronize() + skip_synchronize() to work on the combined gradients
+    before step().
+
+    Arguments:
+        named_parameters: (name, parameter) pairs, usually
+            model.named_parameters(); the names pair up reductions across
+            ranks and must be unique and cover every optimized parameter.
+        compression: Compression.none or Compression.fp16 (for the wire).
+        backward_passes_per_step: backward passes accumulated locally before
+            the gradients are reduced (once per step()).
+        op: Average (default), Sum, Min, Max or Product.
+        gradient_predivide_factor: with Average, scale by 1/f before the sum
+            and by f/size after it.
+        num_groups: deprecated spelling of an integer `groups`.
+        groups: an integer n (parameters split into n fused reductions), or a
+            list of lists of parameters reduced together (parameters in no
+            list are reduced alone).
+        sparse_as_dense: reduce sparse gradients as dense tensors (and hand
+            the optimizer a sparse result); otherwise they are allgathered.
+        process_set: the ranks that combine gradients; this rank must belong
+            to it. With a set of one rank the result behaves exactly like the
+            wrapped optimizer (as Horovod's does with one process).
+    """
+    op = resolve_op(op)  # Adasum raises NotImplementedError here
+    if gradient_predivide_factor != 1.0 and op != Average:
+        raise ValueError("gradient_predivide_factor not supported with op != Average")
+    if gradient_predivide_factor <= 0:
+        raise ValueError("kolo: gradient_predivide_factor must be positive")
+    if backward_passes_per_step < 1:
+        raise ValueError("kolo: backward_passes_per_step must be at least 1")
+    if num_groups != 0:
+        warnings.warn("Parameter `num_groups` has been replaced by `groups` and will be removed "
+                      "in v0.23.0.", DeprecationWarning)
+        if groups is None:
+            groups = num_groups
+    _check_groups(groups)
+    if not isinstance(process_set, ProcessSet):
+        raise TypeError("kolo: DistributedOptimizer(process_set=...) takes a ProcessSet "
+                        "(hvd.global_process_set or one from hvd.add_process_set)")
+    if not process_set.included():
+        raise ValueError(f"kolo: this rank ({runtime().engine().rank}) is not in {process_set}; "
+                         "only members of the process set can use a DistributedOptimizer on it")
+
+    base = optimizer.__class__
+    cls = type(base.__name__, (_DistributedOptimizer, base), {})
+    wrapped = cls(optimizer.param_groups, named_parameters, compression,
+                  backward_passes_per_step, op, gradient_predivide_factor, groups,
+                  sparse_as_dense, process_set)
+    # Re-running the base constructor on param_groups loses the user's
+    # defaults (e.g. SGD's required lr) and any state already built.
+    wrapped.defaults = optimizer.defaults
+    wrapped.state.update(optimizer.state)
+    return wrapped
+
+
+__all__ = ["DistributedOptimizer"]
