@@ -15,9 +15,13 @@ from kolo.torch.async_ops import (
     broadcast_async_, grouped_allgather_async, grouped_allreduce_async, grouped_allreduce_async_,
     grouped_reducescatter_async, join, poll, reducescatter_async, synchronize)
 from kolo.torch.compression import Compression
+from kolo.torch.functions import (
+    allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)
+from kolo.torch.optimizer import DistributedOptimizer
 from kolo.torch.ops import (
     allgather, allreduce, allreduce_, alltoall, broadcast, broadcast_, grouped_allgather,
     grouped_allreduce, grouped_allreduce_, grouped_reducescatter, reducescatter)
+from kolo.torch.sync_batch_norm import SyncBatchNorm
 
 __all__ = list(_basics_all) + [
     "KoloInternalError", "HostsUpdatedInterrupt",
@@ -28,17 +32,6 @@ __all__ = list(_basics_all) + [
     "grouped_allgather_async", "broadcast", "broadcast_", "broadcast_async", "broadcast_async_",
     "alltoall", "alltoall_async", "reducescatter", "reducescatter_async",
     "grouped_reducescatter", "grouped_reducescatter_async", "barrier", "join", "poll",
-    "synchronize",
-]
-
-# The training helpers (DistributedOptimizer, broadcast_parameters, ...,
-# SyncBatchNorm) are added by their own modules below as they land.
-from kolo.torch.functions import (  # noqa: E402
-    allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)
-from kolo.torch.optimizer import DistributedOptimizer  # noqa: E402
-from kolo.torch.sync_batch_norm import SyncBatchNorm  # noqa: E402
-
-__all__ += [
-    "DistributedOptimizer", "broadcast_parameters", "broadcast_optimizer_state",
+    "synchronize", "DistributedOptimizer", "broadcast_parameters", "broadcast_optimizer_state",
     "broadcast_object", "allgather_object", "SyncBatchNorm",
 ]
