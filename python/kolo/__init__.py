@@ -6,15 +6,9 @@ Importing ``kolo`` itself loads neither torch nor the engine.
 """
 
 from kolo.common.exceptions import HostsUpdatedInterrupt, KoloInternalError
+from kolo.runner import run
 
 __version__ = "0.1.0"
-
-
-def run(*args, **kwargs):
-    """Runs a function on N ranks and returns their results; see kolo.runner.run."""
-    from kolo.runner import run as _run
-
-    return _run(*args, **kwargs)
 
 
 __all__ = ["KoloInternalError", "HostsUpdatedInterrupt", "run", "__version__"]

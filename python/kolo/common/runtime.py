@@ -57,7 +57,8 @@ class Runtime:
     def engine(self):
         engine = self._engine
         if engine is None:
-            raise ValueError("Kolo has not been initialized; use hvd.init() (kolo.torch.init()).")
+            raise ValueError("Kolo has not been initialized; call init() first "
+                             "(hvd.init() with kolo.torch, kolo.numpy or horovod.torch).")
         return engine
 
     # --- topology --------------------------------------------------------

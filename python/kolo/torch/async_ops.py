@@ -44,9 +44,17 @@ def _name(name):
     return "" if name is None else str(name)
 
 
+def _check_group(tensors):
+    if not isinstance(tensors, (list, tuple)):
+        raise ValueError("kolo: grouped operations take a list of tensors")
+
+
+def _empty_group():
+    """An empty group is nothing to do (as in kolo.numpy): no collective runs."""
+    return _register([], lambda: [], ())
+
+
 def _group_views(tensors):
-    if not isinstance(tensors, (list, tuple)) or not tensors:
-        raise ValueError("kolo: grouped operations take a non-empty list of tensors")
     views = [engine_view(t) for t in tensors]
     overrides = {dtype for _, dtype in views}
     if len(overrides) > 1:
@@ -86,6 +94,9 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
 def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, postscale_factor,
                        process_set):
     op = resolve_op(op, average)
+    _check_group(tensors)
+    if not tensors:
+        return _empty_group()
     srcs, dtype = _group_views(tensors)
     dsts = [engine_view(o)[0] for o in outputs]
     handles = _engine().grouped_allreduce(srcs, dsts, op=engine_op_name(op),
@@ -98,15 +109,14 @@ def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, pos
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                             postscale_factor=1.0, process_set=_GLOBAL):
     """Reduces a list of tensors as one negotiated, fused unit."""
-    if not isinstance(tensors, (list, tuple)) or not tensors:
-        raise ValueError("kolo: grouped operations take a non-empty list of tensors")
-    outputs = [new_output(t) for t in tensors]
+    outputs = [new_output(t) for t in tensors] if isinstance(tensors, (list, tuple)) else None
     return _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor,
                               postscale_factor, process_set)
 
 
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                              postscale_factor=1.0, process_set=_GLOBAL):
+    _check_group(tensors)
     for t in tensors:
         check_writable(t, "grouped_allreduce_async_")
     return _grouped_allreduce(tensors, list(tensors), name, op, average, prescale_factor,
@@ -125,6 +135,9 @@ def allgather_async(tensor, name=None, process_set=_GLOBAL):
 
 
 def grouped_allgather_async(tensors, name=None, process_set=_GLOBAL):
+    _check_group(tensors)
+    if not tensors:
+        return _empty_group()
     srcs, dtype = _group_views(tensors)
     handles = _engine().grouped_allgather(srcs, name=_name(name),
                                           process_set=process_set_id(process_set), dtype=dtype)
@@ -201,6 +214,9 @@ def reducescatter_async(tensor, name=None, op=Average, process_set=_GLOBAL, pres
 def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=_GLOBAL,
                                 prescale_factor=1.0, postscale_factor=1.0):
     op = resolve_op(op)
+    _check_group(tensors)
+    if not tensors:
+        return _empty_group()
     srcs, dtype = _group_views(tensors)
     handles = _engine().grouped_reducescatter(srcs, op=engine_op_name(op),
                                               prescale=prescale_factor,

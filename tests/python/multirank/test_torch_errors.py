@@ -64,8 +64,9 @@ def test_bad_arguments_fail_locally():
         hvd.allreduce_(torch.ones(3, 4).t())
     with pytest.raises(ValueError):
         hvd.alltoall(torch.ones(4), splits=[1] * (hvd.size() + 1), name="err.splits")
-    with pytest.raises(ValueError):
-        hvd.grouped_allreduce([])
+    with pytest.raises(ValueError, match="list of tensors"):
+        hvd.grouped_allreduce_async(torch.ones(2))
+    assert hvd.grouped_allreduce([]) == [] and hvd.grouped_allgather([]) == []
 
 
 def test_unknown_op_and_average_of_bool_are_refused():
