@@ -23,16 +23,14 @@ from kolo.torch.async_ops import (
 from kolo.torch.compression import Compression
 from kolo.torch.functions import broadcast_object
 
-_TOO_MANY_PASSES = ("Gradients were computed more than backward_passes_per_step times before "
-                    "call to step(). Increase backward_passes_per_step to accumulate gradients "
-                    "locally.")
-_ZERO_GRAD_IN_FLIGHT = ("optimizer.zero_grad() was called after loss.backward() but before "
-                        "optimizer.step() or optimizer.synchronize(). This is prohibited as it "
-                        "can cause a race condition.")
-_STEP_AFTER_SYNCHRONIZE = ("optimizer.step() called without optimizer.skip_synchronize() context "
-                           "after optimizer.synchronize(). This can cause training slowdown. You "
-                           "may want to consider using optimizer.skip_synchronize() context if you "
-                           "use optimizer.synchronize() in your code.")
+_TOO_MANY_PASSES = ("kolo: backward ran more often than backward_passes_per_step allows before "
+                    "step(); raise backward_passes_per_step to accumulate more passes locally")
+_ZERO_GRAD_IN_FLIGHT = ("kolo: optimizer.zero_grad() while gradients are still being reduced "
+                        "(after backward, before step() or synchronize()) would race with the "
+                        "reduction; call step() or synchronize() first")
+_STEP_AFTER_SYNCHRONIZE = ("kolo: optimizer.step() after an explicit optimizer.synchronize() "
+                           "reduces the gradients a second time; wrap step() in "
+                           "optimizer.skip_synchronize() to avoid the extra work")
 
 
 # --- validation ----------------------------------------------------------------
@@ -44,20 +42,20 @@ def _parameter_names(named_parameters, param_groups):
                 for i, group in enumerate(param_groups) for j, p in enumerate(group["params"])}
     named_parameters = list(named_parameters)
     if any(not isinstance(item, tuple) for item in named_parameters):
-        raise ValueError("named_parameters should be a sequence of tuples (name, parameter), "
-                         "usually produced by model.named_parameters().")
+        raise ValueError("kolo: named_parameters must be (name, parameter) tuples, as "
+                         "model.named_parameters() yields")
     seen, dups = set(), set()
     for name, _ in named_parameters:
         (dups if name in seen else seen).add(name)
     if dups:
-        raise ValueError("Parameter names in named_parameters must be unique. Found duplicates: "
+        raise ValueError("kolo: names in named_parameters must be unique; repeated: "
                          + ", ".join(sorted(str(d) for d in dups)))
     named_ids = {id(p) for _, p in named_parameters}
     unnamed = [p for group in param_groups for p in group["params"] if id(p) not in named_ids]
     if unnamed:
-        raise ValueError("named_parameters was specified, but one or more model parameters were "
-                         "not named. Python object ids: "
-                         + ", ".join(str(id(p)) for p in unnamed))
+        raise ValueError("kolo: named_parameters leaves some of the optimizer's parameters "
+                         "unnamed (Python object ids: "
+                         + ", ".join(str(id(p)) for p in unnamed) + ")")
     return {p: str(name) for name, p in named_parameters}
 
 
@@ -69,13 +67,13 @@ def _check_groups(groups):
         for group in groups:
             for p in group:
                 if not isinstance(p, torch.Tensor):
-                    raise ValueError("groups must consist of torch.Tensor.")
+                    raise ValueError("kolo: groups must hold torch.Tensor parameters")
                 if id(p) in seen:
-                    raise ValueError("A parameter can only appear once in groups.")
+                    raise ValueError("kolo: a parameter appears in more than one group")
                 seen.add(id(p))
     elif isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
-        raise ValueError("groups should be a non-negative integer or a list of list of "
-                         "torch.Tensor.")
+        raise ValueError("kolo: groups must be a positive integer or a list of lists of "
+                         "parameters")
 
 
 def _split_evenly(items, n):
@@ -386,7 +384,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     """
     op = resolve_op(op)  # Adasum raises NotImplementedError here
     if gradient_predivide_factor != 1.0 and op != Average:
-        raise ValueError("gradient_predivide_factor not supported with op != Average")
+        raise ValueError("kolo: gradient_predivide_factor needs op=Average")
     if gradient_predivide_factor <= 0:
         raise ValueError("kolo: gradient_predivide_factor must be positive")
     if backward_passes_per_step < 1:
