@@ -282,12 +282,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             for unit in self._units:
                 if unit not in self._reductions:
                     self._launch(unit)
-        try:
-            for reduction in self._reductions.values():
-                reduction.finish()
-        finally:
-            self._reductions.clear()
-            self._reset_passes()
+        self._finish_in_flight()
         self._synchronized = True
 
     @contextlib.contextmanager
@@ -330,15 +325,20 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def load_state_dict(self, *args, **kwargs):
         """Loading a checkpoint starts a fresh step: reductions in flight are
         waited for (the engine must not write into gradients afterwards)."""
+        self._finish_in_flight()
+        self._synchronized = False
+        self._should_synchronize = True
+        return super().load_state_dict(*args, **kwargs)
+
+    def _finish_in_flight(self):
+        """Waits for every launched reduction; the pass counters start over
+        even when one of them failed."""
         try:
             for reduction in self._reductions.values():
                 reduction.finish()
         finally:
             self._reductions.clear()
             self._reset_passes()
-            self._synchronized = False
-            self._should_synchronize = True
-        return super().load_state_dict(*args, **kwargs)
 
 
 def _make_hook(optimizer_ref, p):
