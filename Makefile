@@ -13,7 +13,7 @@ VENV ?= .venv
 PYTHON := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.kolo-venv
 
-.PHONY: all deps build python python-test test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
+.PHONY: all deps build python python-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
 
 all: build
 
@@ -65,8 +65,13 @@ asan-test:
 
 test: unit-test python-test asan-test fuzz-smoke
 
-# Two ranks of the demo, started the way users start jobs.
-demo: build
+# The main job: PyTorch training on two ranks, started the way users start
+# jobs (the Horovod-style MNIST example on the digits Debian's sklearn ships).
+demo: python
+	$(VENV)/bin/kolorun -np 2 $(PYTHON) examples/pytorch/mnist.py
+
+# The collectives-level demo of the C++ API.
+demo-cpp: build
 	$(BUILD_DIR)/bin/kolorun -np 2 $(BUILD_DIR)/bin/kolo-demo
 
 bench: build
