@@ -73,6 +73,8 @@ class Controller {
 
   const ResponseCache& cache() const { return cache_; }
   bool any_joined() const { return !joined_.empty(); }
+  // Whether this rank holds entries that still wait for a response.
+  bool has_pending() const { return !pending_.empty(); }
 
  private:
   void classify(std::vector<TensorEntry> entries, Clock::time_point now);

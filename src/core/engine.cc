@@ -320,14 +320,32 @@ void Engine::wait_for_cycle(Clock::time_point deadline) {
   last_cycle_start_ = Clock::now();
 }
 
+// While this rank has nothing queued or in flight, the pause between cycles
+// doubles after each idle cycle up to kMaxIdleFactor cycle times: a forward
+// pass then costs the compute cores a negotiation every few milliseconds
+// instead of every cycle. The pause ends at once when a tensor is enqueued
+// here (wait_for_cycle), and a rank with work waits inside the negotiation
+// for a pausing peer only if that peer has nothing to submit, which training
+// steps (every rank submits the same gradients) do not do; a joined rank
+// keeps its join pending and so never pauses.
+std::chrono::microseconds Engine::idle_pause(int idle_cycles) const {
+  constexpr int kMaxIdleFactor = 8;
+  const int factor = idle_cycles >= 3 ? kMaxIdleFactor : 1 << idle_cycles;
+  return config_.engine.cycle_time * factor;
+}
+
 void Engine::loop() {
   Clock::time_point next_cycle = Clock::now();
+  int idle_cycles = 0;
   try {
     while (true) {
       wait_for_cycle(next_cycle);
-      next_cycle = Clock::now() + config_.engine.cycle_time;
+      const Clock::time_point started = Clock::now();
       timeline_.mark_cycle_start();
+      cycle_busy_ = false;
       if (!run_cycle()) break;
+      idle_cycles = cycle_busy_ ? 0 : idle_cycles + 1;
+      next_cycle = started + idle_pause(idle_cycles);
     }
     if (!stall_shutdown_.ok()) {
       KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, stall_shutdown_.message());
@@ -382,6 +400,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
                                       pending.empty() ? "" : "; pending: " + pending));
   }
   publish_cache_stats(set);
+  if (!outcome.responses.empty() || set.controller->has_pending()) cycle_busy_ = true;
   if (!outcome.stall_shutdown.empty()) {
     // Every rank got this text in the same response list, so each stops on
     // its own; aborting the transport would race the others' receipt of it.

@@ -135,6 +135,7 @@ class Engine {
                               int32_t process_set);
   std::shared_ptr<ProcessSet> member_set(int32_t id) const;  // requires mutex_
   void wait_for_cycle(std::chrono::steady_clock::time_point deadline);
+  std::chrono::microseconds idle_pause(int idle_cycles) const;
   void loop();
   bool run_cycle();
   bool run_set(ProcessSet& set, bool want_shutdown);
@@ -159,6 +160,7 @@ class Engine {
   bool stopped_ = false;             // guarded by mutex_: no more enqueues
   std::chrono::steady_clock::time_point last_enqueue_{};     // guarded by mutex_
   std::chrono::steady_clock::time_point last_cycle_start_{}; // guarded by mutex_
+  bool cycle_busy_ = false;  // background thread only: this cycle had work
   Status failure_;                   // guarded by mutex_
   Status stall_shutdown_;            // background thread
   std::thread thread_;
