@@ -1,19 +1,24 @@
 """Gradient compression for allreduce (Horovod's hvd.Compression): fp16
 halves the bytes on the wire for float32/float64 gradients."""
 
+import abc
+
 import torch
 
 
-class Compressor:
-    """compress() returns (tensor to send, context); decompress() undoes it."""
+class Compressor(abc.ABC):
+    """The interface users subclass for their own compression (as in Horovod):
+    compress() returns (tensor to send, context); decompress() undoes it."""
 
     @staticmethod
+    @abc.abstractmethod
     def compress(tensor):
-        raise NotImplementedError
+        """Returns (tensor to send, context for decompress)."""
 
     @staticmethod
+    @abc.abstractmethod
     def decompress(tensor, ctx):
-        raise NotImplementedError
+        """Returns the tensor in its original form."""
 
 
 class NoneCompressor(Compressor):
