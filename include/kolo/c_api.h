@@ -41,7 +41,8 @@ typedef enum kolo_status {
   KOLO_ABORTED = 5,
   KOLO_UNAUTHENTICATED = 6,
   KOLO_NOT_FOUND = 7,
-  KOLO_INTERNAL = 8
+  KOLO_INTERNAL = 8,
+  KOLO_REMOVED = 9
 } kolo_status;
 
 /* The values of kolo::DataType. */

@@ -143,6 +143,13 @@ class Handle {
   std::shared_ptr<core::HandleState> state_;
 };
 
+// Host changes an elastic job's launcher announced (see Engine::host_updates_since).
+struct HostUpdates {
+  int64_t seq = 0;  // the newest announcement
+  bool added = false;
+  bool removed = false;
+};
+
 class Engine {
  public:
   // Joins the job the KOLO_* (or HOROVOD_*) environment describes; with none
@@ -163,6 +170,17 @@ class Engine {
   int local_size() const;
   int cross_rank() const;
   int cross_size() const;
+
+  // Elastic jobs (kolorun --min-np/--max-np/--host-discovery-script): each
+  // Engine joins one round; outside elastic mode the round is -1. Construction
+  // throws kRemoved when the launcher left this worker out of the round.
+  int64_t elastic_round() const;
+  // The host announcement this round already includes.
+  int64_t elastic_hosts_seq() const;
+  // What the launcher announced after `acked` (one store read when nothing
+  // changed). Not collective: a binding makes all ranks agree (rank 0 reads,
+  // then broadcasts).
+  HostUpdates host_updates_since(int64_t acked) const;
 
   // `output` receives the result; it may equal input.data.
   Handle allreduce(const Tensor& input, void* output, const ReduceOptions& options = {});

@@ -19,6 +19,8 @@ enum class StatusCode : int {
   kUnauthenticated = 6,
   kNotFound = 7,
   kInternal = 8,
+  // An elastic job left this worker out of its next round (see kolo.elastic).
+  kRemoved = 9,
 };
 
 std::string_view status_code_name(StatusCode code);

@@ -118,6 +118,20 @@ void bind_engine(py::module_& m) {
       .def_property_readonly("size", &Engine::size)
       .def_property_readonly("local_rank", &Engine::local_rank)
       .def_property_readonly("local_size", &Engine::local_size)
+      .def_property_readonly("elastic_round", &Engine::elastic_round)
+      .def_property_readonly("elastic_hosts_seq", &Engine::elastic_hosts_seq)
+      .def(
+          "host_updates_since",
+          [](const Engine& e, int64_t acked) {
+            HostUpdates u;
+            {
+              py::gil_scoped_release release;  // a store round trip
+              u = e.host_updates_since(acked);
+            }
+            // The bits of kolo.common.runtime.check_host_updates: 1 added, 2 removed.
+            return py::make_tuple(u.seq, (u.added ? 1 : 0) | (u.removed ? 2 : 0));
+          },
+          py::arg("acked"))
       .def_property_readonly("cross_rank", &Engine::cross_rank)
       .def_property_readonly("cross_size", &Engine::cross_size)
       .def(

@@ -13,6 +13,10 @@ py::object internal_error_type() {
   return py::module_::import("kolo._core").attr("KoloInternalError");
 }
 
+py::object removed_type() {
+  return py::module_::import("kolo._core").attr("WorkerRemoved");
+}
+
 [[noreturn]] void throw_python(const Status& status) {
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
@@ -20,6 +24,10 @@ py::object internal_error_type() {
       throw py::value_error(status.message());
     case StatusCode::kNotFound:
       throw py::value_error(status.message());
+    case StatusCode::kRemoved:
+      // Not a failure to retry: the elastic launcher ended this worker's part.
+      PyErr_SetString(removed_type().ptr(), status.message().c_str());
+      throw py::error_already_set();
     default:
       // Failures of the job (lost peer, timeout, mismatch between ranks,
       // shutdown): what Horovod reports as HorovodInternalError, and what
@@ -33,6 +41,9 @@ py::object internal_error_type() {
 
 void register_exceptions(py::module_& module) {
   py::exception<Exception>(module, "KoloInternalError", PyExc_RuntimeError);
+  // A plain Exception subclass, so `except KoloInternalError` never catches it.
+  module.attr("WorkerRemoved") =
+      py::reinterpret_steal<py::object>(PyErr_NewException("kolo._core.WorkerRemoved", nullptr, nullptr));
   py::register_exception_translator([](std::exception_ptr error) {
     if (!error) return;
     try {

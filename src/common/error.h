@@ -32,6 +32,7 @@ KOLO_DEFINE_ERROR(IoError, kIoError);
 KOLO_DEFINE_ERROR(AbortedError, kAborted);
 KOLO_DEFINE_ERROR(AuthError, kUnauthenticated);
 KOLO_DEFINE_ERROR(InternalError, kInternal);
+KOLO_DEFINE_ERROR(WorkerRemovedError, kRemoved);
 
 #undef KOLO_DEFINE_ERROR
 

@@ -13,6 +13,7 @@ std::string_view status_code_name(StatusCode code) {
     case StatusCode::kUnauthenticated: return "unauthenticated";
     case StatusCode::kNotFound: return "not found";
     case StatusCode::kInternal: return "internal error";
+    case StatusCode::kRemoved: return "removed from the job";
   }
   return "unknown status";
 }

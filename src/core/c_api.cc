@@ -31,6 +31,7 @@ static_assert(KOLO_ABORTED == static_cast<int>(StatusCode::kAborted));
 static_assert(KOLO_UNAUTHENTICATED == static_cast<int>(StatusCode::kUnauthenticated));
 static_assert(KOLO_NOT_FOUND == static_cast<int>(StatusCode::kNotFound));
 static_assert(KOLO_INTERNAL == static_cast<int>(StatusCode::kInternal));
+static_assert(KOLO_REMOVED == static_cast<int>(StatusCode::kRemoved));
 static_assert(KOLO_UINT8 == static_cast<int>(DataType::kUInt8));
 static_assert(KOLO_FLOAT16 == static_cast<int>(DataType::kFloat16));
 static_assert(KOLO_BFLOAT16 == static_cast<int>(DataType::kBFloat16));

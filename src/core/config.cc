@@ -130,6 +130,14 @@ Config Config::FromEnv() {
   rv.secret = env::get_string({"KOLO_SECRET"}).value_or("");
   rv.prefix = env::get_string({"KOLO_RENDEZVOUS_PREFIX"}).value_or(rv.prefix);
   rv.timeout = read_seconds({"KOLO_START_TIMEOUT", "HOROVOD_START_TIMEOUT"}, rv.timeout);
+  auto& el = c.elastic;
+  el.enabled = env::get_bool({"KOLO_ELASTIC"}).value_or(false);
+  el.worker_id = env::get_string({"KOLO_ELASTIC_WORKER"}).value_or("");
+  el.join_timeout = read_seconds({"KOLO_ELASTIC_TIMEOUT"}, el.join_timeout);
+  if (el.enabled && (rv.address.empty() || rv.port == 0 || el.worker_id.empty()))
+    throw InvalidArgument(
+        "KOLO_ELASTIC=1 needs KOLO_ELASTIC_WORKER, KOLO_RENDEZVOUS_ADDR and KOLO_RENDEZVOUS_PORT "
+        "(kolorun's elastic mode sets them)");
   if (c.layout.size > 1 && (rv.address.empty() || rv.port == 0))
     throw InvalidArgument(fmt::format(
         "KOLO_SIZE={} needs a rendezvous server: set KOLO_RENDEZVOUS_ADDR and KOLO_RENDEZVOUS_PORT "

@@ -33,6 +33,15 @@ struct RendezvousConfig {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
 
+// Elastic mode: kolorun's elastic driver started this process. The layout
+// then comes from the driver at each init (a "round"), not from KOLO_RANK.
+struct ElasticConfig {
+  bool enabled = false;   // KOLO_ELASTIC
+  std::string worker_id;  // KOLO_ELASTIC_WORKER: this process's id for the driver
+  // How long an init waits for the driver to place it in a round.
+  std::chrono::milliseconds join_timeout{std::chrono::seconds(660)};
+};
+
 // The engine's knobs (Horovod's names are aliases; see docs/config.md).
 struct EngineSettings {
   // Allreduces that are ready together are fused up to this many bytes.
@@ -60,6 +69,7 @@ struct Config {
   transport::tcp::TcpOptions tcp;
   collectives::CollectiveOptions collectives;
   EngineSettings engine;
+  ElasticConfig elastic;
 
   // Reads the environment; throws InvalidArgument naming the variable and
   // the bad value (also for inconsistent combinations such as rank >= size).

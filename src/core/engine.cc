@@ -67,6 +67,7 @@ Engine::~Engine() { shutdown(); }
 
 void Engine::connect(EngineOptions& options) {
   store_ = options.store ? options.store : connect_store(config_);
+  if (config_.elastic.enabled) join_elastic_round();
   const auto& layout = config_.layout;
   // Each init of a process gets fresh keys: the addresses published by an
   // earlier init in the same job are stale. Every rank inits the same
@@ -93,6 +94,19 @@ void Engine::connect(EngineOptions& options) {
     sets_[id] = make_set(id, std::move(ranks));
     cache_stats_[id] = std::make_unique<SetCache>();
   }
+}
+
+void Engine::join_elastic_round() {
+  const auto a = join_next_round(*store_, config_.elastic.worker_id, config_.elastic.join_timeout);
+  config_.layout = {a.rank, a.size, a.local_rank, a.local_size, a.cross_rank, a.cross_size};
+  config_.rendezvous.prefix = rendezvous::elastic::round_prefix(a.round);
+  elastic_round_ = a.round;
+  elastic_hosts_seq_ = a.hosts_seq;
+}
+
+HostUpdates Engine::host_updates_since(int64_t acked) const {
+  if (elastic_round_ < 0) return {};
+  return core::host_updates_since(*store_, acked);
 }
 
 void Engine::check_same_on_all_ranks(const std::vector<std::vector<int>>& sets) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/elastic_worker.h"
 #include "core/fusion.h"
 #include "core/handle_state.h"
 #include "core/message.h"
@@ -86,6 +87,13 @@ class Engine {
   const RankLayout& layout() const { return config_.layout; }
   const Config& config() const { return config_; }
 
+  // Elastic mode: the round this engine joined (-1 when not elastic) and
+  // the host update it already includes.
+  int64_t elastic_round() const { return elastic_round_; }
+  int64_t elastic_hosts_seq() const { return elastic_hosts_seq_; }
+  // The host changes kolorun announced after `acked` (elastic mode only).
+  HostUpdates host_updates_since(int64_t acked) const;
+
   // Enqueue: throw InvalidArgument for a call that can never work (bad
   // shape, unsupported op, unknown set, name already in flight). Once the
   // job has failed or shut down they return a handle already completed with
@@ -129,6 +137,7 @@ class Engine {
   };
 
   void connect(EngineOptions& options);
+  void join_elastic_round();
   void check_same_on_all_ranks(const std::vector<std::vector<int>>& sets);
   std::shared_ptr<ProcessSet> make_set(int32_t id, std::vector<int> ranks);
   std::vector<Handle> enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
@@ -144,8 +153,10 @@ class Engine {
   void fail_everything(const Status& status, bool job_failed);
   void publish_cache_stats(const ProcessSet& set);
 
-  Config config_;
+  Config config_;  // elastic mode: the layout and key prefix of the round joined
   EngineOptions options_;
+  int64_t elastic_round_ = -1;
+  int64_t elastic_hosts_seq_ = 0;
   std::shared_ptr<rendezvous::Store> store_;
   std::unique_ptr<backends::Backend> global_backend_;
   FusionBuffers fusion_buffers_;

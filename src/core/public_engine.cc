@@ -189,6 +189,20 @@ int Engine::cross_size() const {
   return core_engine().layout().cross_size;
 }
 
+int64_t Engine::elastic_round() const {
+  return core_engine().elastic_round();
+}
+int64_t Engine::elastic_hosts_seq() const {
+  return core_engine().elastic_hosts_seq();
+}
+HostUpdates Engine::host_updates_since(int64_t acked) const {
+  return translated([&] {
+    const core::HostUpdates u = core_engine().host_updates_since(acked);
+    return HostUpdates{u.seq, (u.changes & rendezvous::elastic::kHostsAdded) != 0,
+                       (u.changes & rendezvous::elastic::kHostsRemoved) != 0};
+  });
+}
+
 Handle Engine::allreduce(const Tensor& input, void* output, const ReduceOptions& options) {
   return translated([&] {
     return Handle(core_engine().allreduce(to_args(input, output, options.name), to_reduce(options),

@@ -1,10 +1,16 @@
 #include "runner/cli.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "common/error.h"
 #include "runner/rank_layout.h"
@@ -28,7 +34,20 @@ struct RawFlags {
   std::string timeline;
   bool mark_cycles = false, no_stall_check = false, verbose = false, timestamps = false,
        check_build = false;
+  // Elastic mode.
+  int min_np = 0, max_np = 0, slots_per_host = 1, elastic_timeout = 600, reset_limit = 0;
+  std::string discovery_script;
+  std::pair<double, double> cooldown{0, 0};
 };
+
+// The flags that turn elastic mode on, and those that only mean something in it.
+constexpr const char* kElasticSwitches[] = {"--min-np", "--max-np", "--host-discovery-script"};
+constexpr const char* kElasticOnly[] = {"--slots-per-host", "--elastic-timeout", "--reset-limit",
+                                        "--blacklist-cooldown-range"};
+
+bool given(const CLI::App& app, const char* name) {
+  return app.get_option(name)->count() > 0;
+}
 
 // Horovod and MPI spell some long options with one dash; CLI11 reads a
 // single dash as one letter, so those are renamed before parsing.
@@ -40,6 +59,33 @@ std::string normalized(const std::string& arg) {
     if (arg.rfind(std::string(from) + "=", 0) == 0) return to + arg.substr(std::strlen(from));
   }
   return arg;
+}
+
+// Their own help group, so --help shows at a glance what elastic mode adds.
+void add_elastic_flags(CLI::App& app, RawFlags& f) {
+  const std::string group = "Elastic (any of --min-np, --max-np, --host-discovery-script)";
+  app.add_option("--min-np", f.min_np, "fewest ranks the job goes on with (default: -np)")
+      ->group(group);
+  app.add_option("--max-np", f.max_np, "most ranks the job grows to (default: every slot)")
+      ->group(group);
+  app.add_option("--host-discovery-script", f.discovery_script,
+                 "prints 'host' or 'host:slots' per line; run with /bin/sh -c every second")
+      ->type_name("SCRIPT")
+      ->group(group);
+  app.add_option("--slots-per-host", f.slots_per_host,
+                 "slots of a discovered host printed without ':slots' (default 1)")
+      ->group(group);
+  app.add_option("--elastic-timeout", f.elastic_timeout,
+                 "seconds to wait for enough hosts for --min-np ranks (default 600)")
+      ->type_name("SECONDS")
+      ->group(group);
+  app.add_option("--reset-limit", f.reset_limit,
+                 "most times the job may be resized or restarted (default: no limit)")
+      ->group(group);
+  app.add_option("--blacklist-cooldown-range", f.cooldown,
+                 "a failed host is left out MIN to MAX seconds (default: for good)")
+      ->type_name("MIN MAX")
+      ->group(group);
 }
 
 void build_app(CLI::App& app, RawFlags& f, SshOptions& ssh) {
@@ -93,13 +139,18 @@ void build_app(CLI::App& app, RawFlags& f, SshOptions& ssh) {
       ->allow_extra_args(false);
   app.add_flag("--check-build", f.check_build,
                "list the backends, frameworks and features of this build (-cb)");
+  add_elastic_flags(app, f);
   app.footer(
       "Usage: kolorun -np N [-H host1:n1,host2:n2 | --hostfile FILE] [options] program [args...]\n"
+      "       kolorun [-np N] --min-np M [--max-np X] [--host-discovery-script CMD | -H ...]\n"
+      "               [options] program [args...]     (elastic)\n"
       "Everything from the program on is passed to every rank unchanged.");
 }
 
 // Splits kolorun's own flags from the command: the command starts at the
-// first argument that is neither an option nor an option's value.
+// first argument that is neither an option nor an option's value. Most
+// options take one value; --blacklist-cooldown-range takes two, and
+// "--opt=1 5" has its first value inline.
 void split_command(const CLI::App& app, const std::vector<std::string>& args,
                    std::vector<std::string>* own, std::vector<std::string>* command) {
   for (size_t i = 0; i < args.size(); ++i) {
@@ -115,9 +166,10 @@ void split_command(const CLI::App& app, const std::vector<std::string>& args,
     own->push_back(arg);
     const std::string name = arg.substr(0, arg.find('='));
     const CLI::Option* opt = app.get_option_no_throw(name);
-    if (opt != nullptr && arg.find('=') == std::string::npos && opt->get_expected_min() > 0 &&
-        i + 1 < args.size())
-      own->push_back(args[++i]);
+    if (opt == nullptr) continue;
+    int values = opt->get_items_expected_min();
+    if (arg.find('=') != std::string::npos) --values;
+    for (; values > 0 && i + 1 < args.size(); --values) own->push_back(args[++i]);
   }
 }
 
@@ -149,17 +201,145 @@ Environment resolve_exports(const std::vector<std::string>& exports, const Envir
 
 EngineSettings engine_flags(const CLI::App& app, const RawFlags& f) {
   EngineSettings s;
-  auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
-  if (given("--fusion-threshold-mb")) s.fusion_threshold_mb = f.fusion_mb;
-  if (given("--cycle-time-ms")) s.cycle_time_ms = f.cycle_ms;
-  if (given("--cache-capacity")) s.cache_capacity = f.cache_capacity;
-  if (given("--timeline-filename")) s.timeline_filename = f.timeline;
+  if (given(app, "--fusion-threshold-mb")) s.fusion_threshold_mb = f.fusion_mb;
+  if (given(app, "--cycle-time-ms")) s.cycle_time_ms = f.cycle_ms;
+  if (given(app, "--cache-capacity")) s.cache_capacity = f.cache_capacity;
+  if (given(app, "--timeline-filename")) s.timeline_filename = f.timeline;
   if (f.mark_cycles) s.timeline_mark_cycles = true;
   if (f.no_stall_check) s.stall_check = false;
-  if (given("--stall-check-warning-time-seconds")) s.stall_warning_seconds = f.stall_warning;
-  if (given("--stall-check-shutdown-time-seconds")) s.stall_shutdown_seconds = f.stall_shutdown;
-  if (given("--log-level")) s.log_level = f.log_level;
+  if (given(app, "--stall-check-warning-time-seconds")) s.stall_warning_seconds = f.stall_warning;
+  if (given(app, "--stall-check-shutdown-time-seconds"))
+    s.stall_shutdown_seconds = f.stall_shutdown;
+  if (given(app, "--log-level")) s.log_level = f.log_level;
   return s;
+}
+
+// -H or --hostfile as given; empty when neither is.
+std::vector<HostSlots> fixed_hosts(const CLI::App& app, const RawFlags& f) {
+  if (given(app, "--hostfile")) return read_hostfile(f.hostfile);
+  if (!f.hosts.empty()) return parse_host_list(f.hosts);
+  return {};
+}
+
+// A job of exactly -np ranks on fixed hosts (localhost by default).
+void resolve_fixed(const CLI::App& app, const RawFlags& f, LaunchOptions& o) {
+  for (const char* name : kElasticOnly)
+    if (given(app, name))
+      throw InvalidArgument(fmt::format(
+          "{} needs elastic mode: add --min-np, --max-np or --host-discovery-script", name));
+  if (!given(app, "--num-proc")) throw InvalidArgument("-np is required (the number of ranks)");
+  o.np = f.np;
+  o.hosts = fixed_hosts(app, f);
+  if (o.hosts.empty()) {
+    if (o.np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", o.np));
+    o.hosts = {{"localhost", o.np}};
+  }
+  assign_ranks(o.hosts, o.np);  // checks -np against the slots now, before anything starts
+}
+
+bool elastic_mode(const CLI::App& app) {
+  return std::any_of(std::begin(kElasticSwitches), std::end(kElasticSwitches),
+                     [&](const char* name) { return given(app, name); });
+}
+
+// -np is where the job starts; it may shrink to --min-np and grow to
+// --max-np. Without -np the job starts at --min-np.
+void resolve_elastic_sizes(const CLI::App& app, const RawFlags& f, LaunchOptions& o) {
+  const bool np_given = given(app, "--num-proc"), min_given = given(app, "--min-np");
+  if (!np_given && !min_given)
+    throw InvalidArgument("elastic mode needs -np or --min-np (the number of ranks to start with)");
+  if (min_given && f.min_np < 1)
+    throw InvalidArgument(fmt::format("--min-np must be at least 1, not {}", f.min_np));
+  o.np = np_given ? f.np : f.min_np;
+  if (o.np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", o.np));
+  ElasticOptions& e = o.elastic;
+  e.min_np = min_given ? f.min_np : o.np;
+  if (e.min_np > o.np)
+    throw InvalidArgument(fmt::format("--min-np {} is more than -np {}", e.min_np, o.np));
+  if (given(app, "--max-np")) {
+    if (f.max_np < o.np)
+      throw InvalidArgument(fmt::format("--max-np {} is less than {} {}", f.max_np,
+                                        np_given ? "-np" : "--min-np", o.np));
+    e.max_np = f.max_np;
+  }
+}
+
+// The tuning flags, each checked on its own.
+void resolve_elastic_limits(const CLI::App& app, const RawFlags& f, ElasticOptions& e) {
+  if (f.slots_per_host < 1)
+    throw InvalidArgument(
+        fmt::format("--slots-per-host must be at least 1, not {}", f.slots_per_host));
+  e.slots_per_host = f.slots_per_host;
+  if (f.elastic_timeout < 1)
+    throw InvalidArgument(
+        fmt::format("--elastic-timeout must be at least 1 second, not {}", f.elastic_timeout));
+  e.timeout = std::chrono::seconds(f.elastic_timeout);
+  if (given(app, "--reset-limit")) {
+    if (f.reset_limit < 0)
+      throw InvalidArgument(fmt::format("--reset-limit must be 0 or more, not {}", f.reset_limit));
+    e.reset_limit = f.reset_limit;
+  }
+  if (given(app, "--blacklist-cooldown-range")) {
+    const auto [low, high] = f.cooldown;
+    if (!std::isfinite(low) || !std::isfinite(high) || low < 0 || low > high)
+      throw InvalidArgument(fmt::format(
+          "--blacklist-cooldown-range {} {}: needs seconds MIN MAX with 0 <= MIN <= MAX", low,
+          high));
+    e.blacklist_cooldown = f.cooldown;
+  }
+}
+
+// A mistyped script path would otherwise show only as "no hosts" once the
+// job waits for them; a path is checked now. A first word without '/' is
+// looked up in PATH, and one with shell expansions means something only to
+// the shell: both are left to run time.
+void check_discovery_script(const std::string& script) {
+  std::istringstream words(script);
+  std::string program;
+  if (!(words >> program))
+    throw InvalidArgument(
+        "--host-discovery-script is empty: give the command that lists the hosts");
+  if (program.find('/') == std::string::npos ||
+      program.find_first_of("~$`'\"\\*?[{=") != std::string::npos)
+    return;
+  struct stat st {};
+  if (::stat(program.c_str(), &st) != 0)
+    throw InvalidArgument(
+        fmt::format("--host-discovery-script '{}': {} does not exist", script, program));
+  if (!S_ISREG(st.st_mode) || ::access(program.c_str(), X_OK) != 0)
+    throw InvalidArgument(
+        fmt::format("--host-discovery-script '{}': {} is not an executable file", script, program));
+}
+
+// Hosts come from the script at run time (o.hosts stays empty), or are the
+// fixed -H/--hostfile hosts (the job outlives failed hosts while --min-np
+// ranks still fit). Fixed hosts must hold --min-np and -np ranks now.
+void resolve_elastic_hosts(const CLI::App& app, const RawFlags& f, LaunchOptions& o) {
+  const bool fixed_given = given(app, "--hosts") || given(app, "--hostfile");
+  if (given(app, "--host-discovery-script")) {
+    if (fixed_given)
+      throw InvalidArgument(
+          "--host-discovery-script finds the hosts itself: leave out -H and --hostfile");
+    check_discovery_script(f.discovery_script);
+    o.elastic.discovery_script = f.discovery_script;
+    return;
+  }
+  o.hosts = fixed_hosts(app, f);
+  if (o.hosts.empty())
+    throw InvalidArgument("elastic mode needs --host-discovery-script, -H or --hostfile");
+  int64_t slots = 0;  // a hostfile may list many hosts of many slots
+  for (const HostSlots& h : o.hosts) slots += h.slots;
+  if (o.elastic.min_np > slots)
+    throw InvalidArgument(
+        fmt::format("--min-np {} is more than the {} slots of the hosts", o.elastic.min_np, slots));
+  assign_ranks(o.hosts, o.np);
+}
+
+void resolve_elastic(const CLI::App& app, const RawFlags& f, LaunchOptions& o) {
+  o.elastic.enabled = true;
+  resolve_elastic_sizes(app, f, o);
+  resolve_elastic_limits(app, f, o.elastic);
+  resolve_elastic_hosts(app, f, o);
 }
 
 CliResult exit_with(int code, std::string output, std::string error) {
@@ -199,16 +379,10 @@ CliResult parse_command_line(const std::vector<std::string>& args, const Environ
     }
     if (o.command.empty())
       throw InvalidArgument("no program given: kolorun -np N [options] program [args...]");
-    if (app.get_option("--num-proc")->count() == 0)
-      throw InvalidArgument("-np is required (the number of ranks)");
-    o.np = f.np;
-    if (!f.hosts.empty()) o.hosts = parse_host_list(f.hosts);
-    if (app.get_option("--hostfile")->count() > 0) o.hosts = read_hostfile(f.hostfile);
-    if (o.hosts.empty()) {
-      if (o.np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", o.np));
-      o.hosts = {{"localhost", o.np}};
-    }
-    assign_ranks(o.hosts, o.np);  // checks -np against the slots now, before anything starts
+    if (elastic_mode(app))
+      resolve_elastic(app, f, o);
+    else
+      resolve_fixed(app, f, o);
 
     EngineSettings file;
     if (!f.config_file.empty()) file = load_config_file(f.config_file, &result.warnings);

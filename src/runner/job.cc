@@ -69,7 +69,8 @@ std::string describe_rank_end(const RankLaunch& rank, const ExitStatus& status) 
   return fmt::format("{} {}", who, status.describe());
 }
 
-Job::Job(std::vector<RankLaunch> ranks, JobOptions options) : options_(std::move(options)) {
+Job::Job(std::vector<RankLaunch> ranks, JobOptions options, JobController* controller)
+    : options_(std::move(options)), controller_(controller) {
   ranks_.resize(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) ranks_[i].launch = std::move(ranks[i]);
   result_.ranks.resize(ranks_.size());
@@ -81,34 +82,71 @@ void Job::note(const std::string& line) {
   write_fully(options_.stderr_fd, "kolorun: " + line + "\n");
 }
 
-void Job::start_all() {
-  for (size_t i = 0; i < ranks_.size(); ++i) {
-    Rank& r = ranks_[i];
-    try {
-      r.process.emplace(r.launch.spawn);
-    } catch (const Error& e) {
-      note(fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank, r.launch.slot.host,
-                       e.what()));
-      r.status = ExitStatus{127, 0};
-      result_.ranks[i] = r.status;
-      if (result_.first_failure < 0) result_.first_failure = first_exit_ = static_cast<int>(i);
-      begin_stop(SIGTERM);
-      continue;
+void Job::start_one(size_t i) {
+  Rank& r = ranks_[i];
+  try {
+    r.process.emplace(r.launch.spawn);
+  } catch (const Error& e) {
+    note(fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank, r.launch.slot.host,
+                     e.what()));
+    r.status = ExitStatus{127, 0};
+    result_.ranks[i] = r.status;
+    if (controller_ != nullptr) {
+      controller_->on_exit(*this, i);
+      return;
     }
-    r.out[0] = r.process->release_stdout();
-    r.out[1] = r.process->release_stderr();
-    if (r.launch.remote) {
-      r.control = r.process->release_stdin();
-      if (r.control.valid()) {
-        rendezvous::net::set_nonblocking(r.control.get());
-        r.control_pending = r.launch.remote_request;
-        flush_control(r);
-      }
-    }
-    if (options_.verbose)
-      note(fmt::format("started rank {} on {} (pid {}{})", r.launch.slot.rank, r.launch.slot.host,
-                       r.process->pid(), r.launch.remote ? ", ssh" : ""));
+    if (result_.first_failure < 0) result_.first_failure = first_exit_ = static_cast<int>(i);
+    begin_stop(SIGTERM);
+    return;
   }
+  r.out[0] = r.process->release_stdout();
+  r.out[1] = r.process->release_stderr();
+  if (r.launch.remote) {
+    r.control = r.process->release_stdin();
+    if (r.control.valid()) {
+      rendezvous::net::set_nonblocking(r.control.get());
+      r.control_pending = r.launch.remote_request;
+      flush_control(r);
+    }
+  }
+  if (options_.verbose)
+    note(fmt::format("started rank {} on {} (pid {}{})", r.launch.slot.rank, r.launch.slot.host,
+                     r.process->pid(), r.launch.remote ? ", ssh" : ""));
+}
+
+size_t Job::start(RankLaunch launch) {
+  ranks_.emplace_back();
+  ranks_.back().launch = std::move(launch);
+  result_.ranks.emplace_back();
+  const size_t index = ranks_.size() - 1;
+  if (running_) start_one(index);
+  return index;
+}
+
+void Job::signal(size_t index, int sig) {
+  deliver(ranks_.at(index), sig);
+}
+
+size_t Job::count() const {
+  return ranks_.size();
+}
+
+bool Job::running(size_t index) const {
+  const Rank& r = ranks_.at(index);
+  return r.process.has_value() && !r.status;
+}
+
+const std::optional<ExitStatus>& Job::status(size_t index) const {
+  return ranks_.at(index).status;
+}
+
+const RankLaunch& Job::launch(size_t index) const {
+  return ranks_.at(index).launch;
+}
+
+void Job::stop(int exit_code, std::string message) {
+  if (!outcome_) outcome_.emplace(exit_code, std::move(message));
+  begin_stop(SIGTERM);
 }
 
 void Job::flush_control(Rank& r) {
@@ -162,6 +200,10 @@ void Job::on_exit(size_t index) {
   r.control.reset();  // EOF to the remote helper, were it still there
   result_.ranks[index] = status;
   if (options_.verbose) note(describe_rank_end(r.launch, *status));
+  if (controller_ != nullptr) {
+    controller_->on_exit(*this, index);
+    return;
+  }
   if (status->ok()) return;
   if (!stopping_) {
     result_.first_failure = first_exit_ = static_cast<int>(index);
@@ -183,10 +225,10 @@ void Job::read_output(Rank& r, int which) {
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
   if (n <= 0) {
     r.out[which].reset();
-    mux_->finish(r.launch.slot.rank, static_cast<OutputStream>(which));
+    mux_->finish(r.launch.tag, static_cast<OutputStream>(which));
     return;
   }
-  mux_->add(r.launch.slot.rank, static_cast<OutputStream>(which),
+  mux_->add(r.launch.tag, static_cast<OutputStream>(which),
             std::string_view(buffer, static_cast<size_t>(n)));
 }
 
@@ -216,7 +258,10 @@ void Job::on_signal(int sig) {
 }
 
 void Job::finish_result() {
-  if (result_.first_failure >= 0) {
+  if (outcome_ && result_.interrupted_by == 0) {
+    result_.exit_code = outcome_->first;
+    result_.message = outcome_->second;
+  } else if (result_.first_failure >= 0) {
     const Rank& r = ranks_[static_cast<size_t>(result_.first_failure)];
     result_.exit_code = 1;
     result_.message =
@@ -240,19 +285,27 @@ void Job::finish_result() {
 
 JobResult Job::run() {
   int world = 0;
-  for (const auto& r : ranks_) world = std::max(world, r.launch.slot.rank + 1);
+  for (const auto& r : ranks_) world = std::max(world, r.launch.tag + 1);
   mux_ =
       std::make_unique<OutputMux>(options_.stdout_fd, options_.stderr_fd, options_.output, world);
   std::optional<Clock::time_point> timeout_at;
   if (options_.job_timeout.count() > 0) timeout_at = Clock::now() + options_.job_timeout;
-  start_all();
+  running_ = true;
+  for (size_t i = 0, n = ranks_.size(); i < n; ++i) start_one(i);
 
   enum Kind { kOut = 0, kErr = 1, kExit, kControl, kSignal };
   std::vector<pollfd> fds;
   std::vector<std::pair<size_t, Kind>> owners;
   while (true) {
-    const auto now = Clock::now();
-    if (all_reaped()) {
+    auto now = Clock::now();
+    std::optional<Clock::time_point> controller_at;
+    if (controller_ != nullptr && !stopping_) {
+      controller_at = controller_->on_tick(*this, now);
+      now = Clock::now();
+    }
+    // A controller's job ends when it says so (a job with no process left
+    // may still be waiting for hosts).
+    if (all_reaped() && (controller_ == nullptr || stopping_)) {
       if (!output_open()) break;
       if (!drain_until_) drain_until_ = now + kDrainLimit;
       if (now >= *drain_until_) break;  // a daemon a rank left behind holds the pipe; stop waiting
@@ -285,7 +338,8 @@ JobResult Job::run() {
     }
     int timeout = 1000;  // re-check deadlines at least this often
     for (const auto& t :
-         {kill_at_, ssh_kill_at_, drain_until_, stopping_ ? std::nullopt : timeout_at})
+         {kill_at_, ssh_kill_at_, drain_until_, stopping_ ? std::nullopt : timeout_at,
+          controller_at})
       if (t) timeout = std::min(timeout, ms_until(*t));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
       throw IoError(fmt::format("poll: {}", std::strerror(errno)));
@@ -315,7 +369,7 @@ JobResult Job::run() {
     for (int s = 0; s < 2; ++s)
       if (r.out[s].valid()) {
         r.out[s].reset();
-        mux_->finish(r.launch.slot.rank, static_cast<OutputStream>(s));
+        mux_->finish(r.launch.tag, static_cast<OutputStream>(s));
       }
   finish_result();
   return result_;

@@ -7,6 +7,9 @@
 // still running gets SIGTERM (or the signal received), and SIGKILL after
 // the grace period; a second Ctrl-C kills at once. The job ends when every
 // process has been reaped and its output drained.
+//
+// A JobController replaces the first rule: it hears of every exit, may
+// start more processes and decides when the job stops (the elastic driver).
 #pragma once
 
 #include <chrono>
@@ -25,6 +28,7 @@ class OutputMux;
 
 struct RankLaunch {
   RankSlot slot;
+  int tag = 0;                 // output lines are tagged "[tag]"; the rank, or an elastic worker's number
   bool remote = false;
   SpawnSpec spawn;             // local: the rank itself; remote: the ssh client
   std::string remote_request;  // remote: written to ssh's stdin first (remote_exec.h)
@@ -58,20 +62,48 @@ struct JobResult {
 // report of signal N.
 std::string describe_rank_end(const RankLaunch& rank, const ExitStatus& status);
 
+class Job;
+
+// Policy for a job whose processes may end without ending the job.
+class JobController {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~JobController() = default;
+  // A process ended; `job.status(index)` holds how.
+  virtual void on_exit(Job& job, size_t index) = 0;
+  // Called at every turn of the event loop (after exits and output); returns
+  // when it wants the next call at the latest.
+  virtual Clock::time_point on_tick(Job& job, Clock::time_point now) = 0;
+};
+
 class Job {
  public:
-  Job(std::vector<RankLaunch> ranks, JobOptions options);
+  // With a controller, exits go to it instead of stopping the job.
+  Job(std::vector<RankLaunch> ranks, JobOptions options, JobController* controller = nullptr);
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
   JobResult run();
 
+  // For a controller, while run() runs.
+  size_t start(RankLaunch launch);  // starts one more process; returns its index
+  void signal(size_t index, int sig);
+  bool running(size_t index) const;
+  const std::optional<ExitStatus>& status(size_t index) const;
+  const RankLaunch& launch(size_t index) const;
+  size_t count() const;
+  bool stopping() const { return stopping_; }
+  // Ends the job: every process still running gets SIGTERM (SIGKILL after
+  // the grace period); the result carries this exit code and message.
+  void stop(int exit_code, std::string message);
+  void note(const std::string& line);  // "kolorun: line" on the launcher's stderr
+
  private:
   struct Rank;
   using Clock = std::chrono::steady_clock;
 
-  void start_all();
+  void start_one(size_t index);
   void on_exit(size_t index);
   void begin_stop(int sig);
   void escalate();
@@ -81,11 +113,13 @@ class Job {
   bool all_reaped() const;
   bool output_open() const;
   void on_signal(int sig);
-  void note(const std::string& line);
   void finish_result();
 
   std::vector<Rank> ranks_;
   JobOptions options_;
+  JobController* controller_;
+  std::optional<std::pair<int, std::string>> outcome_;  // set by stop()
+  bool running_ = false;
   std::unique_ptr<OutputMux> mux_;
   JobResult result_;
   bool stopping_ = false;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runner/engine_settings.h"
@@ -32,12 +33,28 @@ struct OutputOptions {
   std::string directory;    // --output-filename: DIR/rank.N/{stdout,stderr}
 };
 
+// Elastic mode (kolorun --min-np / --max-np / --host-discovery-script):
+// workers may die or be added and the job goes on in rounds. See
+// runner/elastic/elastic_driver.h.
+struct ElasticOptions {
+  bool enabled = false;
+  int min_np = 0;                // 0 until resolved: then -np
+  std::optional<int> max_np;     // none: every available slot
+  std::string discovery_script;  // run with /bin/sh -c; empty: the fixed -H/--hostfile hosts
+  int slots_per_host = 1;        // for discovered hosts printed without ":slots"
+  std::chrono::seconds timeout{600};              // --elastic-timeout
+  std::optional<int> reset_limit;                 // --reset-limit
+  std::optional<std::pair<double, double>> blacklist_cooldown;  // seconds; none: for good
+  std::chrono::milliseconds discovery_interval{1000};
+};
+
 struct LaunchOptions {
   int np = 0;
   std::vector<HostSlots> hosts;      // empty: localhost with np slots
   std::vector<std::string> command;  // the program and its arguments
   Environment extra_env;             // -x, already resolved to values
   EngineSettings engine;
+  ElasticOptions elastic;
   SshOptions ssh;
   OutputOptions output;
   std::optional<int> start_timeout_seconds;  // --start-timeout -> KOLO_START_TIMEOUT

@@ -12,7 +12,11 @@ namespace kolo::runner {
 // Throws InvalidArgument for input that cannot be launched (unknown
 // command, no ssh, unknown interface) before anything starts; the caller
 // reports it with exit code 2.
+// In elastic mode (options.elastic.enabled) the elastic driver runs the job.
 JobResult launch(const LaunchOptions& options, int stdout_fd = 1, int stderr_fd = 2);
+
+// The Job settings a launch implies.
+JobOptions job_options(const LaunchOptions& options, int stdout_fd, int stderr_fd, int signal_fd);
 
 // Convenience for tools that start their own ranks on this host (kolo-bench
 // -np, tests): np ranks of `command`, output passed through untagged.

@@ -52,19 +52,31 @@ OutputMux::OutputMux(int stdout_fd, int stderr_fd, const OutputOptions& options,
       tagged_(options.tagged),
       timestamps_(options.timestamps),
       clock_(clock ? std::move(clock) : Clock(asctime_now)),
-      channels_(static_cast<size_t>(world_size) * 2) {
-  if (options.directory.empty()) return;
-  make_directory(options.directory);
-  for (int rank = 0; rank < world_size; ++rank) {
-    std::string dir = fmt::format("{}/rank.{}", options.directory, rank);
-    make_directory(dir);
-    for (auto stream : {OutputStream::kStdout, OutputStream::kStderr}) {
-      std::string path = dir + (stream == OutputStream::kStdout ? "/stdout" : "/stderr");
-      UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-      if (!fd.valid())
-        throw IoError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
-      channel(rank, stream).file = std::move(fd);
-    }
+      directory_(options.directory) {
+  if (!directory_.empty()) make_directory(directory_);
+  for (int rank = 0; rank < world_size; ++rank) channel(rank, OutputStream::kStdout);
+}
+
+OutputMux::Channel& OutputMux::channel(int rank, OutputStream stream) {
+  const size_t index = static_cast<size_t>(rank) * 2 + static_cast<size_t>(stream);
+  if (index >= channels_.size()) {
+    // A rank seen for the first time (elastic jobs start workers as they go).
+    const size_t first_new = channels_.size() / 2;
+    channels_.resize((static_cast<size_t>(rank) + 1) * 2);
+    for (size_t r = first_new; r <= static_cast<size_t>(rank); ++r) open_files(static_cast<int>(r));
+  }
+  return channels_[index];
+}
+
+void OutputMux::open_files(int rank) {
+  if (directory_.empty()) return;
+  std::string dir = fmt::format("{}/rank.{}", directory_, rank);
+  make_directory(dir);
+  for (auto stream : {OutputStream::kStdout, OutputStream::kStderr}) {
+    std::string path = dir + (stream == OutputStream::kStdout ? "/stdout" : "/stderr");
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.valid()) throw IoError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+    channels_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(stream)].file = std::move(fd);
   }
 }
 

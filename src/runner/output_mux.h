@@ -5,7 +5,9 @@
 // different ranks never interleave or split. Lines longer than
 // kMaxLineBytes are cut there (memory stays bounded whatever a rank prints).
 // With a directory, each rank's raw output also goes to
-// DIR/rank.N/stdout and DIR/rank.N/stderr.
+// DIR/rank.N/stdout and DIR/rank.N/stderr. Ranks beyond the world size
+// given at construction get their channels when they first write (elastic
+// workers are numbered as they start).
 //
 // Single-threaded: the job's event loop calls it.
 #pragma once
@@ -41,14 +43,15 @@ class OutputMux {
     UniqueFd file;        // per-rank copy; invalid if none
   };
   void emit(int rank, OutputStream stream, std::string_view line);  // line includes '\n'
-  Channel& channel(int rank, OutputStream stream) {
-    return channels_[rank * 2 + static_cast<int>(stream)];
-  }
+  // Creates the channels (and files) of ranks not seen before.
+  Channel& channel(int rank, OutputStream stream);
+  void open_files(int rank);
 
   int fds_[2];
   bool tagged_;
   bool timestamps_;
   Clock clock_;
+  std::string directory_;
   std::vector<Channel> channels_;
 };
 

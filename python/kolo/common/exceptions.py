@@ -14,4 +14,11 @@ class HostsUpdatedInterrupt(RuntimeError):
         self.skip_sync = skip_sync
 
 
-__all__ = ["KoloInternalError", "HostsUpdatedInterrupt"]
+class WorkerRemovedError(Exception):
+    """Raised by init() in an elastic job when kolorun left this worker out of
+    the next round (its host was removed from discovery or blacklisted, or the
+    job is ending). Not a KoloInternalError: nothing is retried; the process
+    should exit (kolo.elastic.run exits with status 0)."""
+
+
+__all__ = ["KoloInternalError", "HostsUpdatedInterrupt", "WorkerRemovedError"]

@@ -10,6 +10,7 @@ import itertools
 import threading
 
 from kolo import _core
+from kolo.common.exceptions import WorkerRemovedError
 from kolo.common.process_sets import GlobalProcessSet, ProcessSet
 
 
@@ -20,6 +21,7 @@ class Runtime:
         self._handles = {}
         self._next_handle = itertools.count(1)
         self._homogeneous = None
+        self._hosts_seq = 0  # the last host update this process acted on (elastic)
         self.global_process_set = GlobalProcessSet()
         self.global_process_set._attach(self, 0)
         self._process_sets = {0: self.global_process_set}
@@ -36,8 +38,12 @@ class Runtime:
             sets = []
             if process_sets is not None and process_sets != "dynamic":
                 sets = [ps if isinstance(ps, ProcessSet) else ProcessSet(ps) for ps in process_sets]
-            engine = _core.Engine([ps.ranks for ps in sets])
+            try:
+                engine = _core.Engine([ps.ranks for ps in sets])
+            except _core.WorkerRemoved as removed:
+                raise WorkerRemovedError(str(removed)) from None
             self._engine = engine
+            self._hosts_seq = engine.elastic_hosts_seq
             self._process_sets = {0: self.global_process_set}
             for i, ps in enumerate(sets, start=1):
                 ps._attach(self, i)
@@ -60,6 +66,34 @@ class Runtime:
             raise ValueError("Kolo has not been initialized; call init() first "
                              "(hvd.init() with kolo.torch, kolo.numpy or horovod.torch).")
         return engine
+
+    # --- elastic ---------------------------------------------------------
+
+    def is_elastic(self):
+        """True when kolorun started this process in elastic mode."""
+        return self.engine().elastic_round >= 0
+
+    def check_host_updates(self):
+        """Collective in an elastic job: the host changes kolorun announced since
+        this process last acted on one, as a set of "added"/"removed" that is
+        the same on every rank (rank 0 reads the store and broadcasts what it
+        saw), or None. Outside elastic mode, None without communicating."""
+        engine = self.engine()
+        if engine.elastic_round < 0:
+            return None
+        import numpy as np
+
+        seen = np.zeros(2, dtype=np.int64)
+        if engine.rank == 0:
+            seq, changes = engine.host_updates_since(self._hosts_seq)
+            seen[:] = (seq, changes)
+        handle = engine.broadcast(seen, seen, root=0, name="kolo.elastic.host_updates")
+        self.wait(handle)
+        seq, changes = int(seen[0]), int(seen[1])
+        if seq <= self._hosts_seq:
+            return None
+        self._hosts_seq = seq
+        return {name for bit, name in ((1, "added"), (2, "removed")) if changes & bit}
 
     # --- topology --------------------------------------------------------
 

@@ -3,7 +3,11 @@
 #include "runner/cli.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 namespace kolo::runner {
@@ -155,6 +159,275 @@ TEST(CliTest, ConfigFileWithFlagsOverridingIt) {
   EXPECT_EQ(env["KOLO_STALL_CHECK_TIME_SECONDS"], "10");
   EXPECT_EQ(env["KOLO_LOG_LEVEL"], "info");
   std::remove(path.c_str());
+}
+
+// ---- Elastic mode ----
+
+// A temp directory of its own per test, so scripts never collide.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = ::testing::TempDir() + "/kolo-cli-XXXXXX";
+    path_ = ::mkdtemp(pattern.data()) != nullptr ? pattern : "";
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  std::string write(const std::string& name, const std::string& text, mode_t mode) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file) << text;
+    ::chmod(file.c_str(), mode);
+    return file;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// An executable discovery script, so the path check passes.
+struct DiscoveryScript {
+  ScratchDir dir;
+  std::string path = dir.write("discover.sh", "#!/bin/sh\necho localhost:4\n", 0755);
+};
+
+TEST(CliElasticTest, NotElasticByDefault) {
+  CliResult r = parse({"-np", "2", "prog"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  const ElasticOptions& e = r.options.elastic;
+  EXPECT_FALSE(e.enabled);
+  EXPECT_EQ(e.min_np, 0);
+  EXPECT_FALSE(e.max_np.has_value());
+  EXPECT_EQ(e.discovery_script, "");
+}
+
+TEST(CliElasticTest, DiscoveryScriptWithEveryFlag) {
+  DiscoveryScript script;
+  const std::string command = script.path + " --zone a";
+  CliResult r =
+      parse({"-np", "4", "--min-np", "2", "--max-np", "8", "--slots-per-host", "3",
+             "--elastic-timeout", "120", "--reset-limit", "5", "--blacklist-cooldown-range", "1.5",
+             "30", "--host-discovery-script", command, "train.py", "--epochs=3"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  const LaunchOptions& o = r.options;
+  EXPECT_EQ(o.np, 4);
+  EXPECT_TRUE(o.hosts.empty());  // found by the script at run time
+  EXPECT_EQ(o.command, (std::vector<std::string>{"train.py", "--epochs=3"}));
+  const ElasticOptions& e = o.elastic;
+  EXPECT_TRUE(e.enabled);
+  EXPECT_EQ(e.min_np, 2);
+  EXPECT_EQ(e.max_np, 8);
+  EXPECT_EQ(e.discovery_script, command);
+  EXPECT_EQ(e.slots_per_host, 3);
+  EXPECT_EQ(e.timeout, std::chrono::seconds(120));
+  EXPECT_EQ(e.reset_limit, 5);
+  EXPECT_EQ(e.blacklist_cooldown, std::make_pair(1.5, 30.0));
+  EXPECT_EQ(e.discovery_interval, std::chrono::milliseconds(1000));
+}
+
+TEST(CliElasticTest, DefaultsWhenOnlyTheScriptIsGiven) {
+  DiscoveryScript script;
+  CliResult r = parse({"-np", "3", "--host-discovery-script", script.path, "prog"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  const ElasticOptions& e = r.options.elastic;
+  EXPECT_TRUE(e.enabled);
+  EXPECT_EQ(e.min_np, 3);  // -np
+  EXPECT_FALSE(e.max_np.has_value());
+  EXPECT_EQ(e.discovery_script, script.path);
+  EXPECT_EQ(e.slots_per_host, 1);
+  EXPECT_EQ(e.timeout, std::chrono::seconds(600));
+  EXPECT_FALSE(e.reset_limit.has_value());
+  EXPECT_FALSE(e.blacklist_cooldown.has_value());
+}
+
+TEST(CliElasticTest, NpDefaultsToMinNp) {
+  CliResult r = parse({"--min-np", "2", "--host-discovery-script", "discover-hosts", "prog"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.np, 2);
+  EXPECT_EQ(r.options.elastic.min_np, 2);
+  expect_error({"--max-np", "4", "--host-discovery-script", "discover-hosts", "prog"},
+               "elastic mode needs -np or --min-np");
+}
+
+TEST(CliElasticTest, EachSwitchTurnsElasticModeOn) {
+  for (const char* flag : {"--min-np", "--max-np"}) {
+    CliResult r = parse({"-np", "2", flag, "2", "-H", "a:2", "prog"});
+    ASSERT_EQ(r.action, CliResult::Action::kLaunch) << flag << ": " << r.error;
+    EXPECT_TRUE(r.options.elastic.enabled) << flag;
+  }
+  CliResult r = parse({"-np", "2", "--host-discovery-script", "discover-hosts", "prog"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_TRUE(r.options.elastic.enabled);
+}
+
+TEST(CliElasticTest, FixedHostsFromHostListOrHostfile) {
+  CliResult r = parse({"-np", "3", "--min-np", "2", "--max-np", "4", "-H", "a:2,b:2", "prog"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.hosts, (std::vector<HostSlots>{{"a", 2}, {"b", 2}}));
+  EXPECT_EQ(r.options.elastic.discovery_script, "");
+  EXPECT_EQ(r.options.elastic.min_np, 2);
+  EXPECT_EQ(r.options.elastic.max_np, 4);
+
+  std::string path = temp_file("elastic-hosts", "n1 slots=2\nn2 slots=1\n");
+  r = parse({"--min-np", "3", "--hostfile", path, "prog"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.np, 3);
+  EXPECT_EQ(r.options.hosts, (std::vector<HostSlots>{{"n1", 2}, {"n2", 1}}));
+  std::remove(path.c_str());
+}
+
+TEST(CliElasticTest, FixedHostsMustHoldTheRanks) {
+  expect_error({"--min-np", "5", "-H", "a:2,b:2", "prog"}, "--min-np 5 is more than the 4 slots");
+  expect_error({"-np", "5", "--min-np", "2", "-H", "a:2,b:2", "prog"},
+               "-np 5 is more than the 4 slots");
+  // --max-np above the slots is only a ceiling.
+  CliResult r = parse({"-np", "4", "--max-np", "16", "-H", "a:2,b:2", "prog"});
+  EXPECT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+}
+
+TEST(CliElasticTest, NeedsSomeHosts) {
+  expect_error({"-np", "2", "--min-np", "1", "prog"},
+               "elastic mode needs --host-discovery-script, -H or --hostfile");
+}
+
+TEST(CliElasticTest, ScriptExcludesFixedHosts) {
+  expect_error({"-np", "2", "--host-discovery-script", "discover-hosts", "-H", "a:2", "prog"},
+               "--host-discovery-script finds the hosts itself: leave out -H and --hostfile");
+  std::string path = temp_file("elastic-excl", "a slots=2\n");
+  expect_error(
+      {"-np", "2", "--hostfile", path, "--host-discovery-script", "discover-hosts", "prog"},
+      "leave out -H and --hostfile");
+  std::remove(path.c_str());
+}
+
+TEST(CliElasticTest, SizesMustBeOrdered) {
+  expect_error({"-np", "2", "--min-np", "0", "-H", "a:4", "prog"},
+               "--min-np must be at least 1, not 0");
+  expect_error({"--min-np", "-1", "-H", "a:4", "prog"}, "--min-np must be at least 1, not -1");
+  expect_error({"-np", "0", "--max-np", "4", "-H", "a:4", "prog"}, "-np must be at least 1, not 0");
+  expect_error({"-np", "2", "--min-np", "3", "-H", "a:4", "prog"}, "--min-np 3 is more than -np 2");
+  expect_error({"-np", "3", "--max-np", "2", "-H", "a:4", "prog"}, "--max-np 2 is less than -np 3");
+  expect_error({"--min-np", "3", "--max-np", "2", "-H", "a:4", "prog"},
+               "--max-np 2 is less than --min-np 3");
+  CliResult r = parse({"-np", "2", "--min-np", "2", "--max-np", "2", "-H", "a:4", "prog"});
+  EXPECT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+}
+
+TEST(CliElasticTest, TuningFlagsNeedElasticMode) {
+  const std::string kNeedsElastic =
+      " needs elastic mode: add --min-np, --max-np or --host-discovery-script";
+  const std::vector<std::vector<std::string>> flags = {{"--slots-per-host", "2"},
+                                                       {"--elastic-timeout", "60"},
+                                                       {"--reset-limit", "3"},
+                                                       {"--blacklist-cooldown-range", "1", "5"}};
+  for (const auto& flag : flags) {
+    std::vector<std::string> args = {"-np", "2"};
+    args.insert(args.end(), flag.begin(), flag.end());
+    args.push_back("prog");
+    expect_error(args, flag[0] + kNeedsElastic);
+  }
+}
+
+TEST(CliElasticTest, TuningFlagsAreChecked) {
+  const std::vector<std::string> base = {"-np", "2", "--host-discovery-script", "discover-hosts"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("prog");
+    return args;
+  };
+  expect_error(with({"--slots-per-host", "0"}), "--slots-per-host must be at least 1, not 0");
+  expect_error(with({"--elastic-timeout", "0"}),
+               "--elastic-timeout must be at least 1 second, not 0");
+  expect_error(with({"--reset-limit", "-1"}), "--reset-limit must be 0 or more, not -1");
+  expect_error(with({"--blacklist-cooldown-range", "-1", "5"}),
+               "--blacklist-cooldown-range -1 5: needs seconds MIN MAX with 0 <= MIN <= MAX");
+  expect_error(with({"--blacklist-cooldown-range", "5", "1"}), "--blacklist-cooldown-range 5 1:");
+  expect_error(with({"--blacklist-cooldown-range", "1", "inf"}),
+               "--blacklist-cooldown-range 1 inf:");
+  expect_error(with({"--blacklist-cooldown-range", "nan", "1"}),
+               "--blacklist-cooldown-range nan 1:");
+  expect_error(with({"--slots-per-host", "many"}), "--slots-per-host");
+  // Zero is a real limit and a real cooldown.
+  CliResult r = parse(with({"--reset-limit", "0", "--blacklist-cooldown-range", "0", "0"}));
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.elastic.reset_limit, 0);
+  EXPECT_EQ(r.options.elastic.blacklist_cooldown, std::make_pair(0.0, 0.0));
+}
+
+TEST(CliElasticTest, CooldownRangeTakesExactlyTwoValues) {
+  CliResult r = parse({"--min-np", "1", "-H", "a:2", "--blacklist-cooldown-range", "1", "5",
+                       "python", "x.py", "--blacklist-cooldown-range", "7"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.elastic.blacklist_cooldown, std::make_pair(1.0, 5.0));
+  EXPECT_EQ(r.options.command,
+            (std::vector<std::string>{"python", "x.py", "--blacklist-cooldown-range", "7"}));
+  // The first value may follow '='; the second is the next argument.
+  r = parse({"--min-np", "1", "-H", "a:2", "--blacklist-cooldown-range=2", "9", "prog"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.elastic.blacklist_cooldown, std::make_pair(2.0, 9.0));
+  EXPECT_EQ(r.options.command, (std::vector<std::string>{"prog"}));
+  // One value before the program: the program is taken as the second, and rejected.
+  expect_error({"--min-np", "1", "-H", "a:2", "--blacklist-cooldown-range", "1", "prog"},
+               "--blacklist-cooldown-range");
+}
+
+TEST(CliElasticTest, EqualsFormAndCommandUntouched) {
+  DiscoveryScript script;
+  CliResult r =
+      parse({"-np=4", "--min-np=2", "--max-np=6", "--host-discovery-script=" + script.path,
+             "--slots-per-host=2", "--elastic-timeout=30", "--reset-limit=1", "python", "train.py",
+             "--min-np", "9", "-np", "1"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  const ElasticOptions& e = r.options.elastic;
+  EXPECT_EQ(r.options.np, 4);
+  EXPECT_EQ(e.min_np, 2);
+  EXPECT_EQ(e.max_np, 6);
+  EXPECT_EQ(e.discovery_script, script.path);
+  EXPECT_EQ(e.slots_per_host, 2);
+  EXPECT_EQ(e.timeout, std::chrono::seconds(30));
+  EXPECT_EQ(e.reset_limit, 1);
+  EXPECT_EQ(r.options.command,
+            (std::vector<std::string>{"python", "train.py", "--min-np", "9", "-np", "1"}));
+
+  r = parse({"-np", "2", "--min-np", "1", "-H", "a:2", "python", "train.py", "--epochs", "3"});
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.command, (std::vector<std::string>{"python", "train.py", "--epochs", "3"}));
+}
+
+TEST(CliElasticTest, DiscoveryScriptPathIsChecked) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string good = dir.write("discover.sh", "#!/bin/sh\necho a:2\n", 0755);
+  const std::string plain = dir.write("plain.sh", "#!/bin/sh\necho a:2\n", 0644);
+  const std::string missing = dir.path() + "/disocver.sh";
+  auto with_script = [](const std::string& script) {
+    return std::vector<std::string>{"-np", "2", "--host-discovery-script", script, "prog"};
+  };
+  EXPECT_EQ(parse(with_script(good)).action, CliResult::Action::kLaunch);
+  EXPECT_EQ(parse(with_script(good + " --all")).action, CliResult::Action::kLaunch);
+  expect_error(with_script(missing), missing + " does not exist");
+  expect_error(with_script(missing + " --all"), "--host-discovery-script '" + missing + " --all'");
+  expect_error(with_script(plain), plain + " is not an executable file");
+  expect_error(with_script(dir.path()), dir.path() + " is not an executable file");
+  expect_error(with_script(""), "--host-discovery-script is empty");
+  expect_error(with_script("   "), "--host-discovery-script is empty");
+  // Not plain paths: looked up in PATH or expanded by the shell, so left to run time.
+  for (const std::string& script :
+       {std::string("discover-hosts --all"), std::string("sh ") + missing,
+        std::string("~/discover.sh"), std::string("$HOME/discover.sh"),
+        std::string("\"") + missing + "\""})
+    EXPECT_EQ(parse(with_script(script)).action, CliResult::Action::kLaunch) << script;
+}
+
+TEST(CliElasticTest, HelpListsTheElasticFlags) {
+  CliResult help = parse({"--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  for (const char* flag :
+       {"Elastic", "--min-np", "--max-np", "--host-discovery-script", "--slots-per-host",
+        "--elastic-timeout", "--reset-limit", "--blacklist-cooldown-range"})
+    EXPECT_NE(help.output.find(flag), std::string::npos) << flag;
 }
 
 }  // namespace

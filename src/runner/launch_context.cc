@@ -1,0 +1,150 @@
+#include "runner/launch_context.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <climits>
+
+#include "common/error.h"
+#include "common/net_interfaces.h"
+#include "rendezvous/store_auth.h"
+#include "runner/remote_exec.h"
+#include "runner/ssh_command.h"
+
+namespace kolo::runner {
+namespace {
+
+std::string self_executable() {
+  char path[PATH_MAX] = {};
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) throw IoError("cannot find kolorun's own path in /proc/self/exe");
+  return std::string(path, static_cast<size_t>(n));
+}
+
+std::string current_directory() {
+  char path[PATH_MAX] = {};
+  if (::getcwd(path, sizeof path) == nullptr) throw IoError("cannot read the current directory");
+  return path;
+}
+
+std::string interface_address(const std::string& name) {
+  std::string available;
+  for (const auto& i : net::list_interface_addresses()) {
+    if (i.ipv6) continue;
+    if (i.name == name) return i.address;
+    available += (available.empty() ? "" : ", ") + i.name;
+  }
+  throw InvalidArgument(
+      fmt::format("--network-interface {}: no such interface with an IPv4 address (have: {})", name,
+                  available));
+}
+
+// Where remote ranks reach the store: the named interface, else the local
+// address that routes to the first remote host, else the first interface
+// that is up and not loopback.
+std::string reachable_address(const LaunchOptions& options, const std::string& first_remote) {
+  if (!options.network_interface.empty()) return interface_address(options.network_interface);
+  if (!first_remote.empty()) {
+    std::string routed = net::local_address_routing_to(host_address(first_remote));
+    if (!routed.empty()) return routed;
+  }
+  for (const auto& i : net::list_interface_addresses())
+    if (!i.ipv6 && i.up && !i.loopback) return i.address;
+  if (first_remote.empty()) return "127.0.0.1";  // no network at all: local hosts still work
+  throw InvalidArgument(
+      fmt::format("no network address of this host reaches {}; name one with --network-interface",
+                  first_remote));
+}
+
+std::string ssh_target(const std::string& host) {
+  // ssh wants IPv6 addresses bare; the host list writes them in brackets.
+  size_t open = host.find('[');
+  if (open == std::string::npos || host.back() != ']') return host;
+  return host.substr(0, open) + host.substr(open + 1, host.size() - open - 2);
+}
+
+}  // namespace
+
+LaunchContext::LaunchContext(const LaunchOptions& options,
+                             const std::vector<std::string>& known_hosts, bool any_remote_later)
+    : options_(options),
+      identity_(LocalIdentity::probe()),
+      launcher_env_(current_environment()),
+      remote_base_(forwardable_environment(launcher_env_)),
+      cwd_(current_directory()) {
+  if (options.command.empty()) throw InvalidArgument("no program to run");
+  const std::string path =
+      launcher_env_.count("PATH") ? launcher_env_.at("PATH") : "/usr/bin:/bin";
+  std::string first_remote;
+  bool any_local = false;
+  for (const auto& h : known_hosts) {
+    if (is_local(h)) {
+      any_local = true;
+    } else if (first_remote.empty()) {
+      first_remote = h;
+    }
+  }
+  local_program_ = find_program(options.command[0], path);
+  if (any_local && !local_program_)
+    throw InvalidArgument(fmt::format("{}: command not found", options.command[0]));
+  ssh_program_ = find_program("ssh", path);
+  if (!first_remote.empty() && !ssh_program_)
+    throw InvalidArgument("ssh is needed to reach the remote hosts but is not in PATH");
+  helper_ = options.remote_helper.empty() ? self_executable() : options.remote_helper;
+
+  bind_address_ = "127.0.0.1";
+  rendezvous_.address = "127.0.0.1";
+  if (!first_remote.empty() || any_remote_later) {
+    rendezvous_.address = reachable_address(options, first_remote);
+    bind_address_ = "0.0.0.0";
+  } else if (!options.network_interface.empty()) {
+    interface_address(options.network_interface);  // a typo fails here, not in every rank
+  }
+  rendezvous_.secret = rendezvous::generate_secret();
+  rendezvous::TcpStoreServerOptions server_options;
+  server_options.bind_address = bind_address_;
+  server_options.secret = rendezvous_.secret;
+  server_ = std::make_unique<rendezvous::TcpStoreServer>(server_options);
+  rendezvous_.port = server_->port();
+}
+
+LaunchContext::~LaunchContext() = default;
+
+bool LaunchContext::is_local(const std::string& host) const {
+  return is_local_host(host, identity_);
+}
+
+RankLaunch LaunchContext::make(const RankSlot& slot, int tag, const Environment& extra) const {
+  RankLaunch r;
+  r.slot = slot;
+  r.tag = tag;
+  r.remote = !is_local(slot.host);
+  const Stream output = options_.output.tagged ? Stream::pipe() : Stream::inherit();
+  r.spawn.out = output;
+  r.spawn.err = output;
+  if (!r.remote) {
+    if (!local_program_)
+      throw InvalidArgument(fmt::format("{}: command not found", options_.command[0]));
+    r.spawn.argv = options_.command;
+    r.spawn.argv[0] = *local_program_;
+    r.spawn.env = rank_environment(launcher_env_, slot, rendezvous_, options_);
+    for (const auto& [k, v] : extra) r.spawn.env[k] = v;
+  } else {
+    if (!ssh_program_)
+      throw InvalidArgument(
+          fmt::format("ssh is needed to reach host {} but is not in PATH", slot.host));
+    RemoteRequest request;
+    request.cwd = cwd_;
+    request.argv = options_.command;
+    request.env = rank_environment(remote_base_, slot, rendezvous_, options_);
+    for (const auto& [k, v] : extra) request.env[k] = v;
+    request.grace_ms = static_cast<int>(options_.kill_grace.count());
+    r.remote_request = encode_remote_request(request);
+    r.spawn.argv = ssh_command(*ssh_program_, options_.ssh, ssh_target(slot.host), helper_);
+    r.spawn.env = launcher_env_;
+    r.spawn.in = Stream::pipe();
+  }
+  return r;
+}
+
+}  // namespace kolo::runner
