@@ -12,6 +12,9 @@ STAMP := $(BUILD_DIR)/.deps-installed
 VENV ?= .venv
 PYTHON := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.kolo-venv
+# Test-only Python packages Debian lacks (tensorboard: the elastic seed
+# script writes a SummaryWriter log).
+TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
 .PHONY: all deps build python python-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
 
@@ -39,7 +42,11 @@ $(VENV_STAMP): $(STAMP)
 python: $(VENV_STAMP)
 	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 
-python-test: python
+$(TEST_DEPS_STAMP): $(VENV_STAMP)
+	$(PYTHON) -m pip install -q --disable-pip-version-check tensorboard
+	touch $(TEST_DEPS_STAMP)
+
+python-test: python $(TEST_DEPS_STAMP)
 	./scripts/run-python-tests.sh $(VENV)
 
 unit-test: build
