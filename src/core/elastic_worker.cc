@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "common/error.h"
 #include "common/logging.h"
 
@@ -39,7 +41,12 @@ elastic::Assignment join_next_round(rendezvous::Store& store, const std::string&
 HostUpdates host_updates_since(rendezvous::Store& store, int64_t acked) {
   HostUpdates out;
   auto seq = store.get(elastic::hosts_seq_key());
-  out.seq = seq ? std::stoll(rendezvous::to_string(*seq)) : 0;
+  if (seq) {
+    const std::string text = rendezvous::to_string(*seq);
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out.seq);
+    if (error != std::errc() || end != text.data() + text.size() || out.seq < 0)
+      throw InvalidArgument(fmt::format("elastic host update seq is not a number: '{}'", text));
+  }
   // The driver writes each update before raising the seq, so these exist.
   for (int64_t s = acked + 1; s <= out.seq; ++s)
     if (auto change = store.get(elastic::host_update_key(s)))

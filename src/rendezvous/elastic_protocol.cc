@@ -71,10 +71,11 @@ std::string encode_host_change(unsigned changes) {
   std::string out;
   if (changes & kHostsAdded) out = "added";
   if (changes & kHostsRemoved) out += out.empty() ? "removed" : ",removed";
-  return out;
+  return out.empty() ? "none" : out;
 }
 
 unsigned decode_host_change(std::string_view text) {
+  if (text == "none") return 0;
   if (text == "added") return kHostsAdded;
   if (text == "removed") return kHostsRemoved;
   if (text == "added,removed") return kHostsAdded | kHostsRemoved;

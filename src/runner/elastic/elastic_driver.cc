@@ -189,9 +189,11 @@ void ElasticDriver::poll_hosts(Job& job, Clock::time_point now) {
   } else if (auto result = discovery_->take()) {
     if (!result->ok) {
       if (result->error != last_discovery_error_)
-        job.note(fmt::format("host discovery script failed: {} (retrying every {})",
-                             result->error, seconds_text(elastic_.discovery_interval)));
+        job.note(fmt::format("host discovery script '{}' failed: {} (retrying every {})",
+                             elastic_.discovery_script, result->error,
+                             seconds_text(elastic_.discovery_interval)));
       last_discovery_error_ = result->error;
+      hosts_known_ = true;  // known to be none for now: the --min-np wait starts
     } else {
       if (!last_discovery_error_.empty()) job.note("host discovery script works again");
       last_discovery_error_.clear();
