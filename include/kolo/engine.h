@@ -177,6 +177,9 @@ class Engine {
   int64_t elastic_round() const;
   // The host announcement this round already includes.
   int64_t elastic_hosts_seq() const;
+  // Members of this round that were in no earlier round (they need the
+  // others' state).
+  int elastic_newcomers() const;
   // What the launcher announced after `acked` (one store read when nothing
   // changed). Not collective: a binding makes all ranks agree (rank 0 reads,
   // then broadcasts).

@@ -120,6 +120,7 @@ void bind_engine(py::module_& m) {
       .def_property_readonly("local_size", &Engine::local_size)
       .def_property_readonly("elastic_round", &Engine::elastic_round)
       .def_property_readonly("elastic_hosts_seq", &Engine::elastic_hosts_seq)
+      .def_property_readonly("elastic_newcomers", &Engine::elastic_newcomers)
       .def(
           "host_updates_since",
           [](const Engine& e, int64_t acked) {

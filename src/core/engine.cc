@@ -102,6 +102,7 @@ void Engine::join_elastic_round() {
   config_.rendezvous.prefix = rendezvous::elastic::round_prefix(a.round);
   elastic_round_ = a.round;
   elastic_hosts_seq_ = a.hosts_seq;
+  elastic_newcomers_ = a.newcomers;
 }
 
 HostUpdates Engine::host_updates_since(int64_t acked) const {

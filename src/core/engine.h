@@ -91,6 +91,7 @@ class Engine {
   // the host update it already includes.
   int64_t elastic_round() const { return elastic_round_; }
   int64_t elastic_hosts_seq() const { return elastic_hosts_seq_; }
+  int elastic_newcomers() const { return elastic_newcomers_; }
   // The host changes kolorun announced after `acked` (elastic mode only).
   HostUpdates host_updates_since(int64_t acked) const;
 
@@ -157,6 +158,7 @@ class Engine {
   EngineOptions options_;
   int64_t elastic_round_ = -1;
   int64_t elastic_hosts_seq_ = 0;
+  int elastic_newcomers_ = 0;
   std::shared_ptr<rendezvous::Store> store_;
   std::unique_ptr<backends::Backend> global_backend_;
   FusionBuffers fusion_buffers_;

@@ -195,6 +195,9 @@ int64_t Engine::elastic_round() const {
 int64_t Engine::elastic_hosts_seq() const {
   return core_engine().elastic_hosts_seq();
 }
+int Engine::elastic_newcomers() const {
+  return core_engine().elastic_newcomers();
+}
 HostUpdates Engine::host_updates_since(int64_t acked) const {
   return translated([&] {
     const core::HostUpdates u = core_engine().host_updates_since(acked);

@@ -87,9 +87,9 @@ std::string encode_assignment(const Assignment& a) {
   if (a.kind != Assignment::Kind::kJoin) return out + fmt::format("reason={}\n", a.reason);
   return out + fmt::format(
                    "round={}\nrank={}\nsize={}\nlocal_rank={}\nlocal_size={}\ncross_rank={}\n"
-                   "cross_size={}\nhost={}\nhosts_seq={}\n",
+                   "cross_size={}\nhost={}\nhosts_seq={}\nnewcomers={}\n",
                    a.round, a.rank, a.size, a.local_rank, a.local_size, a.cross_rank,
-                   a.cross_size, a.host, a.hosts_seq);
+                   a.cross_size, a.host, a.hosts_seq, a.newcomers);
 }
 
 Assignment decode_assignment(std::string_view text) {
@@ -123,6 +123,7 @@ Assignment decode_assignment(std::string_view text) {
   a.cross_rank = parse_int(fields, "cross_rank");
   a.cross_size = parse_int(fields, "cross_size");
   a.hosts_seq = parse_number(fields, "hosts_seq");
+  a.newcomers = parse_int(fields, "newcomers");
   auto host = fields.find("host");
   a.host = host == fields.end() ? std::string() : host->second;
   if (a.size < 1 || a.rank >= a.size || a.local_size < 1 || a.local_rank >= a.local_size ||

@@ -48,6 +48,9 @@ struct Assignment {
   int rank = 0, size = 1, local_rank = 0, local_size = 1, cross_rank = 0, cross_size = 1;
   std::string host;
   int64_t hosts_seq = 0;  // the host update this round already includes
+  // Members in no earlier round: when there are any, every member must sync
+  // its state from rank 0, even after a host update that only removed hosts.
+  int newcomers = 0;
   bool operator==(const Assignment&) const = default;
 };
 

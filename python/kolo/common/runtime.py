@@ -73,6 +73,11 @@ class Runtime:
         """True when kolorun started this process in elastic mode."""
         return self.engine().elastic_round >= 0
 
+    def round_has_newcomers(self):
+        """True in an elastic round with workers that were in no earlier round:
+        they need everyone's state, so nobody may skip State.sync()."""
+        return self.engine().elastic_newcomers > 0
+
     def check_host_updates(self):
         """Collective in an elastic job: the host changes kolorun announced since
         this process last acted on one, as a set of "added"/"removed" that is

@@ -22,6 +22,7 @@ from kolo.torch.ops import (
     allgather, allreduce, allreduce_, alltoall, broadcast, broadcast_, grouped_allgather,
     grouped_allreduce, grouped_allreduce_, grouped_reducescatter, reducescatter)
 from kolo.torch.sync_batch_norm import SyncBatchNorm
+from kolo.torch import elastic  # last: it builds on the functions above
 
 __all__ = list(_basics_all) + [
     "KoloInternalError", "HostsUpdatedInterrupt",
@@ -33,5 +34,5 @@ __all__ = list(_basics_all) + [
     "alltoall", "alltoall_async", "reducescatter", "reducescatter_async",
     "grouped_reducescatter", "grouped_reducescatter_async", "barrier", "join", "poll",
     "synchronize", "DistributedOptimizer", "broadcast_parameters", "broadcast_optimizer_state",
-    "broadcast_object", "allgather_object", "SyncBatchNorm",
+    "broadcast_object", "allgather_object", "SyncBatchNorm", "elastic",
 ]

@@ -348,6 +348,10 @@ void ElasticDriver::form_round(Job& job, Clock::time_point now) {
 
 void ElasticDriver::publish_round(Job& job, const RoundPlan& plan) {
   ++round_;
+  int newcomers = 0;
+  for (const auto& member : plan.members)
+    for (const auto& w : workers_)
+      if (w.id == *member.worker_id && w.rank < 0) ++newcomers;
   std::vector<std::string> hosts;
   for (const auto& member : plan.members) {
     for (auto& w : workers_) {
@@ -362,6 +366,7 @@ void ElasticDriver::publish_round(Job& job, const RoundPlan& plan) {
       a.cross_size = member.slot.cross_size;
       a.host = member.slot.host;
       a.hosts_seq = hosts_seq_;
+      a.newcomers = newcomers;
       answer(w, a);
       w.rank = member.slot.rank;
       w.in_round = true;

@@ -26,6 +26,7 @@ Assignment sample_join() {
   a.cross_size = 2;
   a.host = "user@node-2";
   a.hosts_seq = 5;
+  a.newcomers = 2;
   return a;
 }
 
@@ -142,7 +143,7 @@ TEST(ElasticProtocol, DecodeRejectsUnknownKind) {
 
 TEST(ElasticProtocol, DecodeRejectsEveryMissingJoinField) {
   for (const std::string field : {"round", "rank", "size", "local_rank", "local_size",
-                                  "cross_rank", "cross_size", "hosts_seq"}) {
+                                  "cross_rank", "cross_size", "hosts_seq", "newcomers"}) {
     SCOPED_TRACE(field);
     expect_rejected(join_text_with(field, ""), "field '" + field + "' is missing");
   }
@@ -169,7 +170,7 @@ TEST(ElasticProtocol, DecodeRejectsRankOutsideSize) {
   expect_rejected(join_text_with("rank", "rank=5"), "inconsistent layout");
   expect_rejected(join_text_with("size", "size=0"), "inconsistent layout");
   std::string zero = "kind=join\nround=0\nrank=0\nsize=0\nlocal_rank=0\nlocal_size=1\n"
-                     "cross_rank=0\ncross_size=1\nhosts_seq=0\n";
+                     "cross_rank=0\ncross_size=1\nhosts_seq=0\nnewcomers=0\n";
   expect_rejected(zero, "rank 0/0");
 }
 

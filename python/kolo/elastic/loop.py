@@ -1,0 +1,88 @@
+"""run(): the retry loop of elastic training.
+
+    @kolo.elastic.run
+    def train(state):
+        ...                      # state.commit() every few steps
+
+    train(state)
+
+Every attempt first makes all ranks' state identical (state.sync()), then
+calls the function. When a collective fails (KoloInternalError: a peer died
+or the round ended) the state goes back to its last commit; when kolorun
+changed the hosts (HostsUpdatedInterrupt) it is kept. Either way this
+process leaves its engine, joins the next round (init) and calls
+state.on_reset() before trying again. Outside an elastic job the same
+happens with the same world, so scripts run unchanged under plain kolorun.
+"""
+
+import functools
+import sys
+
+from kolo.common.exceptions import HostsUpdatedInterrupt, KoloInternalError, WorkerRemovedError
+from kolo.common.runtime import runtime
+
+
+def run(func):
+    """Decorates `func(state, *args, **kwargs)` so that it is retried from
+    the last committed state until it returns; returns its result."""
+
+    @functools.wraps(func)
+    def wrapper(state, *args, **kwargs):
+        skip_sync = False
+        while True:
+            try:
+                if not skip_sync:
+                    state.sync()
+                return func(state, *args, **kwargs)
+            except KoloInternalError:
+                state.restore()
+                skip_sync = False
+            except HostsUpdatedInterrupt as interrupt:
+                skip_sync = interrupt.skip_sync
+            while True:
+                _rejoin()
+                # New workers sync from rank 0 whatever the survivors saw, so
+                # everyone must take part.
+                if runtime().round_has_newcomers():
+                    skip_sync = False
+                try:
+                    state.on_reset()
+                    break
+                except KoloInternalError:
+                    # The new round lost a peer while the state was being reset.
+                    state.restore()
+                    skip_sync = False
+
+    return wrapper
+
+
+def _rejoin():
+    """Leaves the current round and joins the next one. In an elastic job a
+    round that fails while forming is simply tried again (kolorun decides
+    when the job ends, and then init raises WorkerRemovedError); outside one
+    the failure is final."""
+    rt = runtime()
+    elastic = rt.is_initialized() and rt.is_elastic()
+    while True:
+        _leave(rt)
+        try:
+            rt.init()
+            return
+        except WorkerRemovedError as removed:
+            _leave(rt)
+            print(f"kolo: this worker left the elastic job: {removed}", file=sys.stderr,
+                  flush=True)
+            raise SystemExit(0) from None
+        except KoloInternalError:
+            if not elastic:
+                raise
+
+
+def _leave(rt):
+    try:
+        rt.shutdown()
+    except KoloInternalError:
+        pass  # the engine is gone either way; the old round's failure is already known
+
+
+__all__ = ["run"]
