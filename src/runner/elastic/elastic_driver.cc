@@ -31,6 +31,9 @@ constexpr auto kIdleTick = std::chrono::milliseconds(100);
 // Workers wait for their place a little longer than the driver tries to
 // form a round, so the driver's message is the one the user sees.
 constexpr auto kJoinMargin = std::chrono::seconds(30);
+// A worker left out of a round gets this long to ask to join (and be told
+// to leave, which lets it exit cleanly) before it is stopped.
+constexpr auto kLeaveGrace = std::chrono::seconds(5);
 
 Assignment refusal(Assignment::Kind kind, std::string reason) {
   Assignment a;
@@ -68,6 +71,7 @@ class ElasticDriver : public JobController {
     bool alive = true;
     bool leaving = false;   // left out of a round: its exit is expected
     bool in_round = false;  // a member of the current round
+    std::optional<Clock::time_point> stop_at;  // leaving: SIGTERM then unless it left by itself
   };
 
   void poll_hosts(Job& job, Clock::time_point now);
@@ -136,7 +140,10 @@ void ElasticDriver::on_exit(Job& job, size_t index) {
     finish_if_done(job);
     return;
   }
-  const std::string how = describe_rank_end(job.launch(index), status);
+  // Named by its rank in the current round, not the one it started with.
+  RankLaunch current = job.launch(index);
+  if (w->rank >= 0) current.slot.rank = w->rank;
+  const std::string how = describe_rank_end(current, status);
   if (status.ok()) {
     if (!finishing_) {
       finishing_ = true;
@@ -381,12 +388,18 @@ void ElasticDriver::publish_round(Job& job, const RoundPlan& plan) {
   forming_ = false;
   forming_since_.reset();
   forming_reason_.clear();
-  // Workers left out that never asked to join are stopped: nobody needs them.
+  // Workers left out that have not asked to join yet get a moment to do so
+  // (and exit by themselves); then they are stopped.
   for (auto& w : workers_)
-    if (w.leaving && w.alive) job.signal(w.job_index, SIGTERM);
+    if (w.leaving && w.alive && !w.stop_at) w.stop_at = Clock::now() + kLeaveGrace;
 }
 
 Clock::time_point ElasticDriver::on_tick(Job& job, Clock::time_point now) {
+  for (auto& w : workers_)
+    if (w.leaving && w.alive && w.stop_at && now >= *w.stop_at) {
+      w.stop_at.reset();
+      job.signal(w.job_index, SIGTERM);
+    }
   try {
     poll_hosts(job, now);
     if (job.stopping()) return now + kIdleTick;

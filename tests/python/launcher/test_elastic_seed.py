@@ -1,0 +1,127 @@
+"""A user's PyTorch elastic script, unchanged (seeds/pytorch_mnist_elastic.py,
+see seeds/README.md), under kolorun's elastic mode on three loopback
+"hosts"; one worker is killed with SIGKILL from outside once training
+output appears, and the job must still finish: exit 0, the test-set
+accuracy printed, the checkpoints and TensorBoard logs written.
+
+The script downloads MNIST unless it is there: the test writes a small
+synthetic MNIST in torchvision's raw format instead (no network). The
+script also locks ~/.horovod_lock and writes under $OCI__SYNC_DIR, so both
+point into the test's temp dir.
+"""
+
+import os
+import re
+import signal
+import struct
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from elastic_job import (
+    HERE, LOOPBACK_HOSTS, Job, assert_line, descendants, environ_of, job_env)
+
+SCRIPT = os.path.join(HERE, "seeds", "pytorch_mnist_elastic.py")
+TRAIN_IMAGES = 2400  # 800 per worker: 100 steps of 8 per epoch, so there is time to kill one
+TEST_IMAGES = 200
+
+
+def _missing_dependency():
+    for module in ("torchvision", "filelock", "torch.utils.tensorboard"):
+        try:
+            __import__(module)
+        except Exception as error:  # ImportError, or tensorboard failing to load
+            return f"{module} cannot be imported: {type(error).__name__}: {error}"
+    return None
+
+
+def write_mnist(root, train, test, seed=3):
+    """A learnable stand-in for MNIST in torchvision's raw format: digit d
+    is a bright bar at a position of its own over faint noise."""
+    raw = os.path.join(root, "MNIST", "raw")
+    os.makedirs(raw)
+    rng = np.random.default_rng(seed)
+    for prefix, count in (("train", train), ("t10k", test)):
+        labels = rng.integers(0, 10, count).astype(np.uint8)
+        images = rng.integers(0, 40, (count, 28, 28)).astype(np.uint8)
+        for i, digit in enumerate(labels):
+            row, col = 2 + (digit // 5) * 12, 2 + (digit % 5) * 5
+            images[i, row:row + 10, col:col + 4] = rng.integers(200, 256, (10, 4))
+        with open(os.path.join(raw, f"{prefix}-images-idx3-ubyte"), "wb") as f:
+            f.write(struct.pack(">IIII", 0x803, count, 28, 28) + images.tobytes())
+        with open(os.path.join(raw, f"{prefix}-labels-idx1-ubyte"), "wb") as f:
+            f.write(struct.pack(">II", 0x801, count) + labels.tobytes())
+
+
+def worker_pid(job, worker):
+    """The pid of the training process of elastic worker `worker`: a
+    descendant of kolorun running the script with KOLO_ELASTIC_WORKER set."""
+    for pid in descendants(job.process.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if SCRIPT in argv[1:2] and environ_of(pid).get("KOLO_ELASTIC_WORKER") == str(worker):
+            return pid
+    return None
+
+
+def test_users_pytorch_mnist_elastic_script_survives_a_killed_worker(tmp_path):
+    missing = _missing_dependency()
+    if missing:
+        pytest.skip(f"the seed script needs torchvision, filelock and tensorboard: {missing}")
+    data, home, sync = tmp_path / "data", tmp_path / "home", tmp_path / "sync"
+    home.mkdir()
+    sync.mkdir()
+    write_mnist(str(data), TRAIN_IMAGES, TEST_IMAGES)
+
+    env = job_env(HOME=str(home), OCI__SYNC_DIR=str(sync))
+    # --batch-size 8: the script's 64 would finish 2400 images in a blink.
+    job = Job(["-np", "3", "--min-np", "2", "-H", ",".join(f"{h}:1" for h in LOOPBACK_HOSTS),
+               sys.executable, SCRIPT, "--epochs", "2", "--data-dir", str(data),
+               "--batch-size", "8"],
+              tmp_path, env=env, marker=str(data))
+    try:
+        job.wait_for(lambda: "Train Epoch" in job.stdout(), "training output", timeout=30)
+        victim = None
+        deadline = time.monotonic() + 10
+        while victim is None and time.monotonic() < deadline:
+            victim = worker_pid(job, 1)
+            if victim is None:
+                time.sleep(0.05)
+        assert victim is not None, "no process of worker 1 under kolorun\n" + job.report()
+        os.kill(victim, signal.SIGKILL)
+        output_at_kill = job.stdout()
+        rc = job.wait(timeout=40)
+    finally:
+        job.stop()
+
+    report = job.report()
+    assert rc == 0, report
+    assert_line(job, "kolorun: rank 1 (host 127.0.0.2) was killed by signal 9 (SIGKILL); "
+                     "host 127.0.0.2 is blacklisted for the rest of the job")
+    assert_line(job, "kolorun: round 2: 2 workers on 127.0.0.1, 127.0.0.3 "
+                     "(worker 1 (rank 1, host 127.0.0.2) failed)")
+    assert "Train Epoch: 2" not in output_at_kill, (
+        "the worker was killed too late: training was almost done\n" + report)
+    after_kill = job.stdout()[len(output_at_kill):]
+    assert re.search(r"<stdout>:Train Epoch: 2 ", after_kill), report
+    accuracy = re.findall(r"^\[0\]<stdout>:Test set: Average loss: \d+\.\d{4}, "
+                          r"Accuracy: (\d+\.\d{2})%$", job.stdout(), re.MULTILINE)
+    assert len(accuracy) == 1, report
+
+    artifacts = sync / "artifacts"
+    checkpoints = sorted(os.listdir(artifacts / "ckpts"))
+    # Epochs 1 and 2 (the script counts from 1), saved as epoch + 1.
+    assert checkpoints == ["checkpoint-2.pth.tar", "checkpoint-3.pth.tar"], report
+    import torch
+
+    for name in checkpoints:
+        checkpoint = torch.load(artifacts / "ckpts" / name)
+        assert set(checkpoint) == {"model", "optimizer"}, name
+        assert "fc2.weight" in checkpoint["model"], name
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(artifacts / "logs"))
+    assert (home / ".horovod_lock").exists()
