@@ -9,6 +9,7 @@ is saved as a deep copy of its state_dict() and restored with
 load_state_dict(); anything else is a plain ObjectState value.
 """
 
+import abc
 import copy
 
 import torch
@@ -21,7 +22,7 @@ from kolo.torch.functions import (
 from kolo.torch.ops import allgather
 
 
-class _Handler:
+class _Handler(abc.ABC):
     """Saves, restores and syncs one value of a TorchState. The value itself
     lives on the state (state.<name>); handlers are given it at every call,
     so assigning a new model to state.model is all it takes to swap it."""
@@ -41,8 +42,9 @@ class _Handler:
     def restore(self, value):
         value.load_state_dict(copy.deepcopy(self.saved))
 
+    @abc.abstractmethod
     def sync(self, value):
-        raise NotImplementedError
+        """Makes every rank's value equal to rank 0's (collective)."""
 
     def reset(self, value):
         """After a reset, before the state's reset callbacks; local (workers
