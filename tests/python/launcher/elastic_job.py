@@ -84,11 +84,11 @@ def descendants(pid):
             continue
         ppid = int(stat[stat.rindex(")") + 2:].split()[1])
         children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
+    found, frontier = [], [pid]
+    while frontier:
+        for child in children.get(frontier.pop(), []):
             found.append(child)
-            todo.append(child)
+            frontier.append(child)
     return found
 
 

@@ -6,6 +6,7 @@ import collections
 import torch
 
 import kolo.torch as hvd
+from torch_compare import assert_same  # noqa: F401  (re-exported to the elastic tests)
 
 
 def make_model(seed):
@@ -29,24 +30,6 @@ def make_trained(seed):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     local_step(model, optimizer, seed)
     return model, optimizer
-
-
-def assert_same(a, b, path="obj"):
-    """Recursive equality: same structure and types, bitwise-equal tensors."""
-    assert type(a) is type(b), f"{path}: {type(a)} != {type(b)}"
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape, path
-        assert torch.equal(a, b), path
-    elif isinstance(a, dict):
-        assert list(a) == list(b), path
-        for k in a:
-            assert_same(a[k], b[k], f"{path}[{k!r}]")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            assert_same(x, y, f"{path}[{i}]")
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
 
 
 def differs(a, b):
