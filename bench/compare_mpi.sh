@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs Kolo's and OpenMPI's allreduce sweeps back to back on this host, in
 # the same nccl-tests table shape, so docs/benchmarks.md can quote both from
-# one run. OpenMPI is restricted to TCP (--mca btl tcp,self), as Kolo has
-# only its TCP transport so far.
+# one run. Both are restricted to TCP (Kolo: KOLO_SHM=0; OpenMPI: --mca btl
+# tcp,self); bench/compare compares the shared-memory paths.
 #
 #   bench/compare_mpi.sh [NP] [MAX_BYTES] [COLLECTIVE]
 #   (BUILD_DIR: where bin/ is, default build; FACTOR: size step, default 4)
@@ -16,8 +16,8 @@ args=(-b 8 -e "$max" -f "${FACTOR:-4}" -n 20 -w 5 -c 1)
 
 echo "## host: $(nproc) cores, $(uname -r); $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "## Kolo (TCP over loopback)"
-echo "\$ $bin/kolo-bench -np $np $collective ${args[*]}"
-"$bin/kolo-bench" -np "$np" "$collective" "${args[@]}"
+echo "\$ KOLO_SHM=0 $bin/kolo-bench -np $np $collective ${args[*]}"
+KOLO_SHM=0 "$bin/kolo-bench" -np "$np" "$collective" "${args[@]}"
 
 mpirun_flags=(--allow-run-as-root --oversubscribe --bind-to none -np "$np")
 echo

@@ -23,14 +23,12 @@ double tolerance(DataType dtype, ReduceOp op, double expected) {
 
 }  // namespace
 
-CollectiveCase::CollectiveCase(transport::Context& ctx,
-                               const collectives::CollectiveOptions& options,
-                               const BenchArgs& args)
-    : ctx_(ctx), options_(options), args_(args) {}
+CollectiveCase::CollectiveCase(backends::Backend& backend, const BenchArgs& args)
+    : backend_(backend), args_(args) {}
 
 CollectiveCase::Shape CollectiveCase::shape_for(size_t bytes) const {
   const size_t elem = dtype_size(args_.dtype);
-  const size_t n = static_cast<size_t>(ctx_.size());
+  const size_t n = static_cast<size_t>(backend_.size());
   Shape s;
   switch (args_.collective) {
     case Collective::kAllreduce:
@@ -73,7 +71,7 @@ double CollectiveCase::input_value(int rank, size_t index) const {
 double CollectiveCase::reduced_value(size_t index) const {
   const bool boolean = args_.dtype == DataType::kBool;
   double acc = input_value(0, index);
-  for (int r = 1; r < ctx_.size(); ++r) {
+  for (int r = 1; r < backend_.size(); ++r) {
     double v = input_value(r, index);
     switch (args_.op) {
       case ReduceOp::kSum:
@@ -89,12 +87,12 @@ double CollectiveCase::reduced_value(size_t index) const {
         break;
     }
   }
-  if (args_.op == ReduceOp::kAverage) acc /= ctx_.size();
+  if (args_.op == ReduceOp::kAverage) acc /= backend_.size();
   return acc;
 }
 
 void CollectiveCase::fill_inputs(const Shape& s) {
-  const int rank = ctx_.rank();
+  const int rank = backend_.rank();
   for (size_t i = 0; i < s.send_elems; ++i) store_element(send_.data(), i, args_.dtype, input_value(rank, i));
   for (size_t i = 0; i < s.recv_elems; ++i) store_element(recv_.data(), i, args_.dtype, 0);
   if (args_.collective == Collective::kBroadcast && rank == args_.root)
@@ -103,7 +101,7 @@ void CollectiveCase::fill_inputs(const Shape& s) {
 }
 
 double CollectiveCase::expected(size_t i, const Shape& s) const {
-  const int rank = ctx_.rank();
+  const int rank = backend_.rank();
   switch (args_.collective) {
     case Collective::kAllreduce: return reduced_value(i);
     case Collective::kBroadcast: return input_value(args_.root, i);
@@ -111,7 +109,7 @@ double CollectiveCase::expected(size_t i, const Shape& s) const {
     case Collective::kAlltoall:
       return input_value(static_cast<int>(i / s.count), static_cast<size_t>(rank) * s.count + i % s.count);
     case Collective::kReduceScatter:
-      return reduced_value(collectives::reduce_scatter_offset(s.send_elems, ctx_.size(), rank) + i);
+      return reduced_value(collectives::reduce_scatter_offset(s.send_elems, backend_.size(), rank) + i);
   }
   return 0;
 }
@@ -130,24 +128,23 @@ int64_t CollectiveCase::count_wrong(const Shape& s) const {
 }
 
 void CollectiveCase::execute(const Shape& s) {
-  const collectives::ReduceSpec reduce{args_.op, 1.0, 1.0};
-  const transport::Tag tag = next_tag();
+  const backends::Reduction reduce{args_.op, 1.0, 1.0};
+  const std::vector<size_t> counts(static_cast<size_t>(backend_.size()), s.count);
   switch (args_.collective) {
     case Collective::kAllreduce:
-      collectives::allreduce(ctx_, tag, send_.data(), recv_.data(), s.count, args_.dtype, reduce, options_);
+      backend_.allreduce(send_.data(), recv_.data(), s.count, args_.dtype, reduce);
       break;
     case Collective::kAllgather:
-      collectives::allgather(ctx_, tag, send_.data(), recv_.data(), s.count, args_.dtype, options_);
+      backend_.allgatherv(send_.data(), recv_.data(), counts, args_.dtype);
       break;
     case Collective::kBroadcast:
-      collectives::broadcast(ctx_, tag, recv_.data(), s.count, args_.dtype, args_.root, options_);
+      backend_.broadcast(recv_.data(), s.count, args_.dtype, args_.root);
       break;
     case Collective::kAlltoall:
-      collectives::alltoall(ctx_, tag, send_.data(), recv_.data(), s.count, args_.dtype, options_);
+      backend_.alltoallv(send_.data(), counts, recv_.data(), counts, args_.dtype);
       break;
     case Collective::kReduceScatter:
-      collectives::reduce_scatter(ctx_, tag, send_.data(), recv_.data(), s.send_elems, args_.dtype,
-                                  reduce, options_);
+      backend_.reduce_scatterv(send_.data(), recv_.data(), counts, args_.dtype, reduce);
       break;
   }
 }
@@ -170,19 +167,18 @@ ResultRow CollectiveCase::run(size_t bytes) {
   if (args_.check) {
     execute(s);
     int64_t wrong = count_wrong(s);
-    collectives::allreduce(ctx_, next_tag(), &wrong, &wrong, 1, DataType::kInt64, {ReduceOp::kSum},
-                           options_);
+    backend_.allreduce(&wrong, &wrong, 1, DataType::kInt64, {ReduceOp::kSum});
     row.wrong = wrong;
   }
   for (int i = 0; i < args_.warmup; ++i) execute(s);
-  collectives::barrier(ctx_, next_tag(), options_);
+  backend_.barrier();
   auto start = Clock::now();
   for (int i = 0; i < args_.iters; ++i) execute(s);
   double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / args_.iters;
   // Report the slowest rank, as a collective is only done when all are.
-  collectives::allreduce(ctx_, next_tag(), &us, &us, 1, DataType::kFloat64, {ReduceOp::kMax}, options_);
+  backend_.allreduce(&us, &us, 1, DataType::kFloat64, {ReduceOp::kMax});
   row.time_us = us;
-  compute_bandwidth(&row, args_.collective, ctx_.size());
+  compute_bandwidth(&row, args_.collective, backend_.size());
   return row;
 }
 

@@ -5,17 +5,15 @@
 #include <cstdint>
 #include <vector>
 
-#include "collectives/options.h"
+#include "backends/backend.h"
 #include "common/report.h"
 #include "kolo_bench/bench_args.h"
-#include "transport/context.h"
 
 namespace kolo::bench {
 
 class CollectiveCase {
  public:
-  CollectiveCase(transport::Context& ctx, const collectives::CollectiveOptions& options,
-                 const BenchArgs& args);
+  CollectiveCase(backends::Backend& backend, const BenchArgs& args);
 
   // Every rank calls this with the same size; every rank gets the same row
   // (times are the slowest rank's, #wrong the sum over ranks).
@@ -36,12 +34,9 @@ class CollectiveCase {
   double expected(size_t index, const Shape& shape) const;
   double input_value(int rank, size_t index) const;
   double reduced_value(size_t index) const;  // the op over every rank's input_value
-  transport::Tag next_tag() { return tag_++; }
 
-  transport::Context& ctx_;
-  collectives::CollectiveOptions options_;
+  backends::Backend& backend_;
   BenchArgs args_;
-  transport::Tag tag_ = 1;
   std::vector<uint8_t> send_, recv_;
 };
 

@@ -64,10 +64,8 @@ int run_engine_rank(const BenchArgs& args) {
       if (!h->status().ok()) throw Error(h->status().code(), h->status().message());
     }
   };
-  transport::Tag tag = 1;
   auto raw_step = [&] {
-    collectives::allreduce(*raw.context, tag++, fused.data(), fused.data(), total, DataType::kFloat32,
-                           {ReduceOp::kSum}, config.collectives);
+    raw.backend->allreduce(fused.data(), fused.data(), total, DataType::kFloat32, {ReduceOp::kSum});
   };
   int64_t wrong = 0;
   auto check = [&] {
@@ -86,7 +84,7 @@ int run_engine_rank(const BenchArgs& args) {
   }
   // Each timed step starts right after a barrier, so both measure the
   // operation rather than how far apart the ranks arrived.
-  auto align = [&] { collectives::barrier(*raw.context, tag++, config.collectives); };
+  auto align = [&] { raw.backend->barrier(); };
   std::vector<double> engine_us, raw_us;
   for (int i = 0; i < args.iters; ++i) {
     fill();

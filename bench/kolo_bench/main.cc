@@ -43,15 +43,17 @@ int run_launcher(const BenchArgs& args, int argc, char** argv) {
 
 int run_rank(const BenchArgs& args) {
   Config config = Config::FromEnv();
+  config.collectives = with_algorithm(config.collectives, args.algorithm);
   World world = connect_world(config);
-  auto& ctx = *world.context;
-  if (args.collective == Collective::kBroadcast && args.root >= ctx.size())
-    throw InvalidArgument(fmt::format("--root {} is not a rank of this {}-rank job", args.root, ctx.size()));
-  CollectiveCase bench_case(ctx, with_algorithm(config.collectives, args.algorithm), args);
-  const bool printer = ctx.rank() == 0;
+  auto& backend = *world.backend;
+  if (args.collective == Collective::kBroadcast && args.root >= backend.size())
+    throw InvalidArgument(fmt::format("--root {} is not a rank of this {}-rank job", args.root, backend.size()));
+  CollectiveCase bench_case(backend, args);
+  const bool printer = backend.rank() == 0;
   if (printer) {
-    fmt::print("# kolo-bench {}: {} ranks, {} warm-up + {} timed iterations, algorithm {}, transport tcp\n",
-               collective_name(args.collective), ctx.size(), args.warmup, args.iters, args.algorithm);
+    fmt::print("# kolo-bench {}: {} ranks, {} warm-up + {} timed iterations, algorithm {}, transport {}\n",
+               collective_name(args.collective), backend.size(), args.warmup, args.iters, args.algorithm,
+               backend.name());
     fmt::print("{}", header_lines("out-of-place"));
     std::fflush(stdout);
   }

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "collectives/collectives.h"
 #include "core/config.h"
 #include "core/world.h"
 
@@ -16,13 +15,12 @@ int main() {
   Config config = Config::FromEnv();
   World world = connect_world(config);
   float in = 1, out = 0;
-  collectives::allreduce(*world.context, 1, &in, &out, 1, DataType::kFloat32, {ReduceOp::kSum},
-                         config.collectives);
+  world.backend->allreduce(&in, &out, 1, DataType::kFloat32, {ReduceOp::kSum});
   const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
   const char* start = std::getenv("LAUNCH_START_NS");
-  if (world.context->rank() == 0 && start != nullptr)
+  if (world.backend->rank() == 0 && start != nullptr)
     fmt::print("first_collective_ms {:.1f} sum {}\n", (now - std::stoll(start)) / 1e6, out);
-  return out == static_cast<float>(world.context->size()) ? 0 : 1;
+  return out == static_cast<float>(world.backend->size()) ? 0 : 1;
 }

@@ -1,5 +1,6 @@
 // kolo-demo: the smallest real Kolo job. Each rank meets the others through
-// the authenticated rendezvous store kolorun hosts, connects over TCP,
+// the authenticated rendezvous store kolorun hosts, connects (shared memory
+// between ranks on one host, TCP between hosts),
 // allreduces a gradient-sized vector and checks the result against the
 // value it must have.
 //
@@ -12,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "collectives/collectives.h"
 #include "common/error.h"
 #include "core/config.h"
 #include "core/world.h"
@@ -25,8 +25,8 @@ int run_rank() {
   using namespace kolo;
   Config config = Config::FromEnv();
   World world = connect_world(config);
-  auto& ctx = *world.context;
-  const int rank = ctx.rank(), size = ctx.size();
+  auto& backend = *world.backend;
+  const int rank = backend.rank(), size = backend.size();
   if (rank == 0)
     fmt::print("kolo-demo: {} ranks; each contributes (rank+1)*(i%1000) for {} float32 elements\n",
                size, kCount);
@@ -34,10 +34,8 @@ int run_rank() {
   // Rank r contributes (r + 1) * (i % 1000): the sum is size*(size+1)/2 * (i % 1000).
   std::vector<float> gradient(kCount), summed(kCount), averaged(kCount);
   for (size_t i = 0; i < kCount; ++i) gradient[i] = static_cast<float>((rank + 1) * (i % 1000));
-  collectives::allreduce(ctx, 1, gradient.data(), summed.data(), kCount, DataType::kFloat32,
-                         {ReduceOp::kSum}, config.collectives);
-  collectives::allreduce(ctx, 2, gradient.data(), averaged.data(), kCount, DataType::kFloat32,
-                         {ReduceOp::kAverage}, config.collectives);
+  backend.allreduce(gradient.data(), summed.data(), kCount, DataType::kFloat32, {ReduceOp::kSum});
+  backend.allreduce(gradient.data(), averaged.data(), kCount, DataType::kFloat32, {ReduceOp::kAverage});
 
   const double factor = size * (size + 1) / 2.0;
   size_t wrong = 0;
@@ -47,9 +45,9 @@ int run_rank() {
     if (std::abs(averaged[i] - want / size) > 1e-3 * (want / size)) ++wrong;
   }
   fmt::print(
-      "rank {}/{}: allreduce over TCP: sum[999] = {} (expected {}), average[999] = {} (expected "
+      "rank {}/{}: allreduce over {}: sum[999] = {} (expected {}), average[999] = {} (expected "
       "{}) -> {}\n",
-      rank, size, summed[999], factor * 999, averaged[999], factor * 999 / size,
+      rank, size, backend.name(), summed[999], factor * 999, averaged[999], factor * 999 / size,
       wrong == 0 ? "CORRECT" : fmt::format("WRONG in {} elements", wrong));
   return wrong == 0 ? 0 : 1;
 }

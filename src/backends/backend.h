@@ -33,6 +33,15 @@ struct Reduction {
   double postscale = 1.0;
 };
 
+// One tensor of a fused allreduce: `count` elements read from `input` (null:
+// this rank contributes zeros, as a joined rank does) and written to `output`
+// (may equal input).
+struct FusedPart {
+  const void* input = nullptr;
+  void* output = nullptr;
+  size_t count = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -57,6 +66,16 @@ class Backend {
   virtual void reduce_scatterv(const void* send, void* recv, const std::vector<size_t>& counts,
                                DataType dtype, const Reduction& reduction) = 0;
   virtual void barrier() = 0;
+  // Allreduces the concatenation of `parts` as one tensor. This default
+  // fuses them into a temporary buffer around allreduce(); a backend that
+  // can read and write each part where it is (shared memory stages the data
+  // anyway) overrides it and says so in reduces_parts_in_place(), and the
+  // engine then skips its fusion buffer.
+  virtual void allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
+                               const Reduction& reduction);
+  // Whether allreduce_parts() works on the parts in place for this dtype and
+  // reduction; the same answer on every rank of the group.
+  virtual bool reduces_parts_in_place(DataType dtype, const Reduction& reduction) const { return false; }
 
   // Control plane.
   // Every rank's `mine` arrives at `root`, indexed by rank; other ranks get

@@ -16,10 +16,15 @@ std::unique_ptr<Backend> create_backend(rendezvous::Store& store, int rank, int 
   if (options.name != "auto" && options.name != "tcp") {
     throw InvalidArgument(fmt::format("KOLO_BACKEND='{}' is not one of auto, tcp", options.name));
   }
+  // "tcp" names the transport: no shared memory either.
+  transport::shm::ShmOptions shm = options.shm;
+  if (options.name == "tcp") shm.enabled = false;
   std::shared_ptr<transport::Context> context =
-      transport::tcp::connect_full_mesh(store, rank, size, options.tcp);
-  KOLO_LOG_DEBUG("rank {}: backend tcp over {} ranks", rank, size);
-  return std::make_unique<HostBackend>(std::move(context), options.collectives);
+      transport::tcp::connect(store, rank, size, options.tcp);
+  auto backend = std::make_unique<HostBackend>(std::move(context), options.collectives, shm,
+                                               options.host_index);
+  KOLO_LOG_DEBUG("rank {}: backend {} over {} ranks", rank, backend->name(), size);
+  return backend;
 }
 
 }  // namespace kolo::backends

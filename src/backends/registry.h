@@ -8,6 +8,7 @@
 #include "backends/backend.h"
 #include "collectives/options.h"
 #include "rendezvous/store.h"
+#include "transport/shm/shm_options.h"
 #include "transport/tcp/tcp_options.h"
 
 namespace kolo::backends {
@@ -16,7 +17,11 @@ struct BackendOptions {
   // "auto" picks the best available; "tcp" forces Kolo's TCP transport.
   std::string name = "auto";
   transport::tcp::TcpOptions tcp;
+  transport::shm::ShmOptions shm;
   collectives::CollectiveOptions collectives;
+  // This rank's launcher host (KOLO_CROSS_RANK); with the machine identity
+  // it decides which ranks share memory (see backends/host/host_topology.h).
+  int host_index = 0;
 };
 
 // The names create_backend accepts besides "auto", for --check-build.

@@ -8,6 +8,8 @@ namespace kolo::collectives {
 
 enum class AllreduceAlgorithm { kAuto, kRecursiveDoubling, kRing };
 enum class BroadcastAlgorithm { kAuto, kTree, kPipelined };
+// Hierarchical collectives across hosts (shared memory within, TCP between).
+enum class HierarchicalMode { kAuto, kOn, kOff };
 
 struct CollectiveOptions {
   // kAuto: recursive doubling below allreduce_ring_threshold bytes, ring
@@ -27,6 +29,20 @@ struct CollectiveOptions {
   // pipelines (in 1 MiB chunks 2 ranks did two dependent transfers), while
   // large messages keep the per-chunk cost low (KOLO_RING_MIN_CHUNK_BYTES).
   size_t ring_min_chunk_bytes = 256 * 1024;
+
+  // Ranks on one host (shared memory available) reduce up to this many
+  // bytes in one phase: each publishes its whole input and reduces all of
+  // them itself; larger messages are reduced shard by shard in rounds
+  // (KOLO_SHM_SMALL_BYTES; at most KOLO_SHM_SLOT_BYTES).
+  size_t shm_small_bytes = 64 * 1024;
+  // Across hosts with several ranks each: reduce-scatter within the host,
+  // ring across hosts per shard (all local ranks at once), allgather within
+  // the host. kAuto and kOn both use it whenever the topology allows (every
+  // host with the same number of ranks, at least 2, and shared memory);
+  // kOff keeps the flat TCP algorithms (KOLO_HIERARCHICAL_ALLREDUCE,
+  // KOLO_HIERARCHICAL_ALLGATHER, also read under their HOROVOD_ names).
+  HierarchicalMode hierarchical_allreduce = HierarchicalMode::kAuto;
+  HierarchicalMode hierarchical_allgather = HierarchicalMode::kAuto;
 };
 
 }  // namespace kolo::collectives

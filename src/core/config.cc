@@ -117,6 +117,28 @@ collectives::BroadcastAlgorithm read_broadcast_algorithm() {
   throw InvalidArgument("KOLO_BROADCAST_ALGORITHM='" + *name + "' is not one of auto, tree, pipelined");
 }
 
+collectives::HierarchicalMode read_hierarchical(std::initializer_list<const char*> names) {
+  auto text = env::get_string(names);
+  if (!text || *text == "auto") return collectives::HierarchicalMode::kAuto;
+  if (*text == "1" || *text == "on" || *text == "true") return collectives::HierarchicalMode::kOn;
+  if (*text == "0" || *text == "off" || *text == "false") return collectives::HierarchicalMode::kOff;
+  throw InvalidArgument(fmt::format("{}='{}' is not one of auto, 1, 0", *names.begin(), *text));
+}
+
+transport::shm::ShmOptions read_shm_options(const transport::tcp::TcpOptions& tcp) {
+  transport::shm::ShmOptions shm;
+  shm.enabled = env::get_bool({"KOLO_SHM"}).value_or(shm.enabled);
+  shm.slot_bytes = read_size({"KOLO_SHM_SLOT_BYTES"}, shm.slot_bytes);
+  if (shm.slot_bytes < 4096 || shm.slot_bytes > (size_t{1} << 30))
+    throw InvalidArgument(fmt::format("KOLO_SHM_SLOT_BYTES={} must be between 4K and 1G", shm.slot_bytes));
+  if (auto spin = env::get_int({"KOLO_SHM_SPIN_MICROSECONDS"})) {
+    if (*spin < 0) throw InvalidArgument(fmt::format("KOLO_SHM_SPIN_MICROSECONDS={} is negative", *spin));
+    shm.spin = std::chrono::microseconds(*spin);
+  }
+  shm.op_timeout = tcp.op_timeout;
+  return shm;
+}
+
 }  // namespace
 
 Config Config::FromEnv() {
@@ -158,6 +180,13 @@ Config Config::FromEnv() {
     if (*spin < 0) throw InvalidArgument(fmt::format("KOLO_SPIN_MICROSECONDS={} is negative", *spin));
     tcp.spin = std::chrono::microseconds(*spin);
   }
+  if (auto streams = env::get_int({"KOLO_TCP_STREAMS"})) {
+    if (*streams < 1 || *streams > transport::tcp::TcpOptions::kMaxStreams)
+      throw InvalidArgument(fmt::format("KOLO_TCP_STREAMS={} must be between 1 and {}", *streams,
+                                        transport::tcp::TcpOptions::kMaxStreams));
+    tcp.streams = static_cast<int>(*streams);
+  }
+  tcp.stripe_threshold = read_size({"KOLO_TCP_STRIPE_BYTES"}, tcp.stripe_threshold);
 
   auto& co = c.collectives;
   co.allreduce_algorithm = read_allreduce_algorithm();
@@ -168,6 +197,10 @@ Config Config::FromEnv() {
   co.broadcast_chunk_bytes = read_size({"KOLO_BROADCAST_CHUNK_BYTES"}, co.broadcast_chunk_bytes);
   co.ring_chunk_bytes = read_size({"KOLO_RING_CHUNK_BYTES"}, co.ring_chunk_bytes);
   co.ring_min_chunk_bytes = read_size({"KOLO_RING_MIN_CHUNK_BYTES"}, co.ring_min_chunk_bytes);
+  co.shm_small_bytes = read_size({"KOLO_SHM_SMALL_BYTES"}, co.shm_small_bytes);
+  co.hierarchical_allreduce = read_hierarchical({"KOLO_HIERARCHICAL_ALLREDUCE", "HOROVOD_HIERARCHICAL_ALLREDUCE"});
+  co.hierarchical_allgather = read_hierarchical({"KOLO_HIERARCHICAL_ALLGATHER", "HOROVOD_HIERARCHICAL_ALLGATHER"});
+  c.shm = read_shm_options(tcp);
   if (co.broadcast_chunk_bytes == 0 || co.ring_chunk_bytes == 0)
     throw InvalidArgument("KOLO_BROADCAST_CHUNK_BYTES and KOLO_RING_CHUNK_BYTES must be above 0");
 
@@ -182,21 +215,25 @@ std::string Config::Describe() const {
       "  rank={} size={} local_rank={} local_size={} cross_rank={} cross_size={}\n"
       "  rendezvous={}:{} prefix={} start_timeout={}ms secret={}\n"
       "  iface='{}' address='{}' op_timeout={}ms peer_timeout={}ms (heartbeat every {}ms) "
-      "socket_buffer_bytes={} spin={}us\n"
+      "socket_buffer_bytes={} spin={}us streams={} stripe_threshold={}\n"
       "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
       "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={} "
       "ring_min_chunk_bytes={}\n"
+      "  shm={} shm_slot_bytes={} shm_spin={}us shm_small_bytes={} hierarchical_allreduce={} "
+      "hierarchical_allgather={}\n"
       "  backend={} fusion_threshold={} cycle_time={}us cache_capacity={} timeline='{}' "
       "mark_cycles={} stall_check={} stall_warning={}ms stall_shutdown={}ms",
       layout.rank, layout.size, layout.local_rank, layout.local_size, layout.cross_rank,
       layout.cross_size, rendezvous.address, rendezvous.port, rendezvous.prefix,
       rendezvous.timeout.count(), rendezvous.secret.empty() ? "unset" : "set", tcp.iface,
       tcp.address, tcp.op_timeout.count(), tcp.peer_timeout.count(), tcp.heartbeat_interval().count(),
-      tcp.socket_buffer_bytes, tcp.spin.count(),
+      tcp.socket_buffer_bytes, tcp.spin.count(), tcp.streams, tcp.stripe_threshold,
       static_cast<int>(collectives.allreduce_algorithm), collectives.allreduce_ring_threshold,
       static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
       collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes,
-      collectives.ring_min_chunk_bytes, engine.backend, engine.fusion_threshold_bytes,
+      collectives.ring_min_chunk_bytes, shm.enabled, shm.slot_bytes, shm.spin.count(),
+      collectives.shm_small_bytes, static_cast<int>(collectives.hierarchical_allreduce),
+      static_cast<int>(collectives.hierarchical_allgather), engine.backend, engine.fusion_threshold_bytes,
       engine.cycle_time.count(), engine.cache_capacity, engine.timeline_path,
       engine.timeline_mark_cycles, engine.stall_check_enabled, engine.stall_warning_time.count(),
       engine.stall_shutdown_time.count());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "collectives/options.h"
+#include "transport/shm/shm_options.h"
 #include "transport/tcp/tcp_options.h"
 
 namespace kolo {
@@ -67,6 +68,7 @@ struct Config {
   RankLayout layout;
   RendezvousConfig rendezvous;
   transport::tcp::TcpOptions tcp;
+  transport::shm::ShmOptions shm;
   collectives::CollectiveOptions collectives;
   EngineSettings engine;
   ElasticConfig elastic;

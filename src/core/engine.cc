@@ -10,6 +10,7 @@
 #include "common/logging.h"
 #include "core/executor.h"
 #include "core/tensor_validation.h"
+#include "core/world.h"
 #include "rendezvous/memory_store.h"
 #include "rendezvous/prefix_store.h"
 #include "rendezvous/tcp_store_client.h"
@@ -75,11 +76,7 @@ void Engine::connect(EngineOptions& options) {
   int64_t generation = store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
   auto scoped = std::make_shared<rendezvous::PrefixStore>(
       fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
-  backends::BackendOptions backend_options;
-  backend_options.name = config_.engine.backend;
-  backend_options.tcp = config_.tcp;
-  backend_options.collectives = config_.collectives;
-  global_backend_ = backends::create_backend(*scoped, layout.rank, layout.size, backend_options);
+  global_backend_ = backends::create_backend(*scoped, layout.rank, layout.size, backend_options(config_));
 
   std::vector<int> everyone(static_cast<size_t>(layout.size));
   for (int r = 0; r < layout.size; ++r) everyone[r] = r;

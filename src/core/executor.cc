@@ -106,6 +106,20 @@ void Executor::run(backends::Backend& backend, const Response& response,
 void Executor::allreduce(backends::Backend& backend, const Response& response,
                          std::vector<std::optional<TensorEntry>>& entries) {
   size_t element = dtype_size(response.dtype);
+  if (backend.reduces_parts_in_place(response.dtype, reduction_of(response))) {
+    // Shared memory reads and writes the tensors where they are: its
+    // staging copies replace the fusion buffer's. Checked first, so that a
+    // joined rank (no tensor) takes the same path as the others.
+    std::vector<backends::FusedPart> parts;
+    parts.reserve(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const auto count = static_cast<size_t>(num_elements(response.shapes[i]));
+      parts.push_back({entries[i] ? entries[i]->input : nullptr, entries[i] ? entries[i]->output : nullptr, count});
+    }
+    Activity activity(timeline_, response, "ALLREDUCE");
+    backend.allreduce_parts(parts, response.dtype, reduction_of(response));
+    return;
+  }
   if (entries.size() == 1 && entries[0]) {
     TensorEntry& entry = *entries[0];
     Activity activity(timeline_, response, "ALLREDUCE");

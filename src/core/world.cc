@@ -3,9 +3,18 @@
 #include "rendezvous/memory_store.h"
 #include "rendezvous/prefix_store.h"
 #include "rendezvous/tcp_store_client.h"
-#include "transport/tcp/tcp_context.h"
 
 namespace kolo {
+
+backends::BackendOptions backend_options(const Config& config) {
+  backends::BackendOptions options;
+  options.name = config.engine.backend;
+  options.tcp = config.tcp;
+  options.shm = config.shm;
+  options.collectives = config.collectives;
+  options.host_index = config.layout.cross_rank;
+  return options;
+}
 
 World connect_world(const Config& config) {
   std::shared_ptr<rendezvous::Store> base;
@@ -21,8 +30,8 @@ World connect_world(const Config& config) {
   }
   World world;
   world.store = std::make_shared<rendezvous::PrefixStore>(config.rendezvous.prefix, base);
-  world.context = transport::tcp::connect_full_mesh(*world.store, config.layout.rank,
-                                                    config.layout.size, config.tcp);
+  world.backend = backends::create_backend(*world.store, config.layout.rank, config.layout.size,
+                                          backend_options(config));
   return world;
 }
 

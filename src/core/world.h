@@ -1,23 +1,27 @@
 // World: this process's place in the job, connected. Reaches the rendezvous
 // store named by the Config, scopes it to the job, and builds the data
-// plane. The engine (next issue) will own one per process set; tools such as
-// kolo-bench use it directly.
+// plane the way the engine does (the same backend, shared memory included).
+// Tools such as kolo-bench use it directly.
 #pragma once
 
 #include <memory>
 
+#include "backends/backend.h"
+#include "backends/registry.h"
 #include "core/config.h"
 #include "rendezvous/store.h"
-#include "transport/context.h"
 
 namespace kolo {
 
 struct World {
   std::shared_ptr<rendezvous::Store> store;  // scoped by config.rendezvous.prefix
-  std::unique_ptr<transport::Context> context;
+  std::unique_ptr<backends::Backend> backend;
 };
 
-// A size-1 job gets an in-memory store and a one-rank context without any
+// The backend settings a Config describes (what the engine connects with).
+backends::BackendOptions backend_options(const Config& config);
+
+// A size-1 job gets an in-memory store and a one-rank backend without any
 // network. Throws on a store or mesh that cannot be reached in time, naming
 // what is missing.
 World connect_world(const Config& config);

@@ -59,6 +59,12 @@ class Context {
   // reachable peer, whose contexts fail with "rank R aborted: <reason>".
   virtual void abort(const std::string& reason) = 0;
 
+  // Throws the error that poisoned the context (a peer lost or silent past
+  // the peer timeout, an abort), if any; cheap enough to call every few
+  // milliseconds. Lets a rank blocked elsewhere (in shared memory) learn
+  // what the connections' liveness checks found.
+  virtual void check_health() {}
+
   // Blocking conveniences.
   void send(int peer, Tag tag, const void* data, size_t bytes) { isend(peer, tag, data, bytes)->wait(); }
   void recv(int peer, Tag tag, void* data, size_t bytes) { irecv(peer, tag, data, bytes)->wait(); }

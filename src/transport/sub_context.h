@@ -27,6 +27,7 @@ class SubContext : public Context {
   std::unique_ptr<Request> isend(int peer, Tag tag, const void* data, size_t bytes) override;
   std::unique_ptr<Request> irecv(int peer, Tag tag, void* data, size_t bytes) override;
   void abort(const std::string& reason) override { parent_->abort(reason); }
+  void check_health() override { parent_->check_health(); }
 
  private:
   int parent_rank(int rank) const;

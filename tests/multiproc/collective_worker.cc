@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "collectives/collectives.h"
 #include "common/error.h"
 #include "core/config.h"
 #include "core/engine.h"
@@ -70,15 +69,15 @@ int main() {
     long iterations = iters_env ? std::strtol(iters_env, nullptr, 10) : 0;
     const char* mode = std::getenv("KOLO_TEST_MODE");
     if (mode != nullptr && std::string(mode) == "engine") return run_engine(config, count, iterations);
+    // The backend the engine uses: shared memory between these local ranks.
     World world = connect_world(config);
-    auto& ctx = *world.context;
-    std::vector<float> data(count, static_cast<float>(ctx.rank() + 1)), out(count);
+    auto& backend = *world.backend;
+    std::vector<float> data(count, static_cast<float>(backend.rank() + 1)), out(count);
     for (long it = 1; iterations == 0 || it <= iterations; ++it) {
-      collectives::allreduce(ctx, static_cast<transport::Tag>(it), data.data(), out.data(), count,
-                             DataType::kFloat32, {ReduceOp::kSum}, config.collectives);
-      float want = ctx.size() * (ctx.size() + 1) / 2.0f;
+      backend.allreduce(data.data(), out.data(), count, DataType::kFloat32, {ReduceOp::kSum});
+      float want = backend.size() * (backend.size() + 1) / 2.0f;
       if (count > 0 && out[count - 1] != want) {
-        fmt::print(stderr, "rank {}: wrong result {} (expected {})\n", ctx.rank(), out[count - 1], want);
+        fmt::print(stderr, "rank {}: wrong result {} (expected {})\n", backend.rank(), out[count - 1], want);
         return 4;
       }
       fmt::print("iteration {} ok\n", it);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "backends/host/topology_collectives.h"
 #include "collectives/collectives.h"
 #include "common/error.h"
 #include "transport/sub_context.h"
@@ -28,20 +29,123 @@ bool is_even_split(const std::vector<size_t>& counts, size_t total) {
 
 HostBackend::HostBackend(std::shared_ptr<transport::Context> context,
                          collectives::CollectiveOptions options)
-    : context_(std::move(context)), options_(options) {}
+    : context_(std::move(context)), options_(options) {
+  topology_.hosts = {{}};
+}
+
+HostBackend::HostBackend(std::shared_ptr<transport::Context> context,
+                         collectives::CollectiveOptions options, const transport::shm::ShmOptions& shm,
+                         int host_index)
+    : context_(std::move(context)), options_(options) {
+  if (context_->size() == 1) {
+    topology_.hosts = {{0}};
+    return;
+  }
+  // Three tags of the global sequence, the same on every rank.
+  const transport::Tag first = next_tag();
+  next_tag();
+  next_tag();
+  topology_ = discover_host_topology(context_, host_index, shm, first);
+  if (topology_.shm) name_ = "shm+tcp";
+}
+
+template <typename Body>
+void HostBackend::on_shared_memory(Body&& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    context_->abort(e.what());
+    throw;
+  }
+}
+
+void HostBackend::abort(const std::string& reason) {
+  if (topology_.shm) topology_.shm->abort(reason);
+  context_->abort(reason);
+}
 
 void HostBackend::allreduce(const void* send, void* recv, size_t count, DataType dtype,
                             const Reduction& reduction) {
-  collectives::allreduce(*context_, next_tag(), send, recv, count, dtype, to_spec(reduction), options_);
+  const transport::Tag tag = next_tag();
+  const auto spec = to_spec(reduction);
+  // A forced algorithm (KOLO_ALLREDUCE_ALGORITHM) names a TCP one.
+  if (count > 0 && reduce_op_supported(reduction.op, dtype) &&
+      options_.allreduce_algorithm == collectives::AllreduceAlgorithm::kAuto) {
+    if (can_use_shm_alone(topology_)) {
+      on_shared_memory([&] { shm_allreduce(topology_, send, recv, count, dtype, spec, size(), options_); });
+      return;
+    }
+    if (can_use_hierarchical(topology_, options_.hierarchical_allreduce)) {
+      on_shared_memory(
+          [&] { hierarchical_allreduce(topology_, tag, send, recv, count, dtype, spec, size(), options_); });
+      return;
+    }
+  }
+  collectives::allreduce(*context_, tag, send, recv, count, dtype, spec, options_);
+}
+
+bool HostBackend::reduces_parts_in_place(DataType dtype, const Reduction& reduction) const {
+  return can_use_shm_alone(topology_) && reduce_op_supported(reduction.op, dtype) &&
+         options_.allreduce_algorithm == collectives::AllreduceAlgorithm::kAuto;
+}
+
+void HostBackend::allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
+                                  const Reduction& reduction) {
+  if (!reduces_parts_in_place(dtype, reduction)) {
+    Backend::allreduce_parts(parts, dtype, reduction);
+    return;
+  }
+  if (parts.size() == 1) {
+    // One tensor: the plain shared-memory allreduce (with its one-phase path
+    // for small messages). A rank without the tensor (joined) contributes
+    // zeros and discards the result, on the same path as everyone else.
+    const FusedPart& part = parts[0];
+    const size_t bytes = part.count * dtype_size(dtype);
+    std::vector<std::byte> stand_in;
+    if (part.input == nullptr || part.output == nullptr) stand_in.assign(bytes, std::byte{0});
+    const void* input = part.input != nullptr ? part.input : stand_in.data();
+    void* output = part.output != nullptr ? part.output : stand_in.data();
+    allreduce(input, output, part.count, dtype, reduction);
+    return;
+  }
+  on_shared_memory([&] { shm_allreduce_parts(topology_, parts, dtype, to_spec(reduction), size()); });
 }
 
 void HostBackend::allgatherv(const void* send, void* recv, const std::vector<size_t>& counts,
                              DataType dtype) {
-  collectives::allgatherv(*context_, next_tag(), send, recv, counts, dtype, options_);
+  const transport::Tag tag = next_tag();
+  const bool shm_alone = can_use_shm_alone(topology_);
+  const bool hierarchical = can_use_hierarchical(topology_, options_.hierarchical_allgather);
+  if (counts.size() != static_cast<size_t>(size()) || (!shm_alone && !hierarchical)) {
+    collectives::allgatherv(*context_, tag, send, recv, counts, dtype, options_);
+    return;
+  }
+  std::vector<collectives::detail::ByteRange> ranges;
+  size_t offset = 0;
+  for (size_t c : counts) {
+    ranges.push_back({offset, c * dtype_size(dtype)});
+    offset += ranges.back().length;
+  }
+  const auto& own = ranges[static_cast<size_t>(rank())];
+  auto* own_block = static_cast<std::byte*>(recv) + own.offset;
+  if (own.length > 0 && own_block != send) std::memmove(own_block, send, own.length);
+  on_shared_memory([&] {
+    if (shm_alone) {
+      shm_allgatherv(topology_, recv, ranges);
+    } else {
+      hierarchical_allgatherv(topology_, tag, recv, ranges, options_);
+    }
+  });
 }
 
 void HostBackend::broadcast(void* data, size_t count, DataType dtype, int root) {
-  collectives::broadcast(*context_, next_tag(), data, count, dtype, root, options_);
+  const transport::Tag tag = next_tag();
+  if (can_use_shm_alone(topology_) && root >= 0 && root < size() &&
+      options_.broadcast_algorithm == collectives::BroadcastAlgorithm::kAuto) {
+    on_shared_memory([&] { shm_broadcast(topology_, data, count * dtype_size(dtype), root); });
+    return;
+  }
+  collectives::broadcast(*context_, tag, data, count, dtype, root, options_);
 }
 
 void HostBackend::alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
@@ -68,7 +172,14 @@ void HostBackend::reduce_scatterv(const void* send, void* recv, const std::vecto
   std::memcpy(recv, whole.data() + offset * element, counts[static_cast<size_t>(rank())] * element);
 }
 
-void HostBackend::barrier() { collectives::barrier(*context_, next_tag(), options_); }
+void HostBackend::barrier() {
+  const transport::Tag tag = next_tag();
+  if (can_use_shm_alone(topology_)) {
+    on_shared_memory([&] { shm_barrier(topology_); });
+    return;
+  }
+  collectives::barrier(*context_, tag, options_);
+}
 
 std::vector<std::string> HostBackend::gather_bytes(int root, const std::string& mine) {
   transport::Tag tag = next_tag();
@@ -113,6 +224,8 @@ void HostBackend::allreduce_and(std::vector<uint64_t>& words) {
 }
 
 std::unique_ptr<Backend> HostBackend::subgroup(const std::vector<int>& ranks, uint32_t group_id) {
+  if (group_id == kCrossHostGroupId)
+    throw InvalidArgument(fmt::format("group id {} is reserved for the cross-host context", group_id));
   std::vector<int> parent_ranks;
   parent_ranks.reserve(ranks.size());
   for (int r : ranks) {

@@ -1,5 +1,13 @@
-// HostBackend: the Backend over Kolo's own transports (TCP now, shared
-// memory later) and the algorithms of src/collectives.
+// HostBackend: the Backend over Kolo's own transports (TCP between hosts,
+// shared memory within one) and the algorithms of src/collectives.
+//
+// Choice of algorithm (docs/architecture.md, "Choosing an algorithm"):
+// - every rank on one host with shared memory: allreduce, allgather,
+//   broadcast and barrier go through the segment (src/collectives/shm);
+// - several hosts with the same number of ranks (>= 2) each, all with
+//   shared memory: hierarchical allreduce and allgather (unless turned off);
+// - otherwise, and for the other operations: the TCP algorithms, chosen by
+//   size in src/collectives.
 #pragma once
 
 #include <memory>
@@ -7,6 +15,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/host/host_topology.h"
 #include "collectives/options.h"
 #include "transport/context.h"
 
@@ -14,9 +23,17 @@ namespace kolo::backends {
 
 class HostBackend : public Backend {
  public:
+  // TCP only (process sets, tests).
   HostBackend(std::shared_ptr<transport::Context> context, collectives::CollectiveOptions options);
+  // Discovers which ranks share a host (a collective over `context`; see
+  // host_topology.h) and sets up shared memory where it can. `host_index`
+  // is this rank's launcher host (KOLO_CROSS_RANK).
+  HostBackend(std::shared_ptr<transport::Context> context, collectives::CollectiveOptions options,
+              const transport::shm::ShmOptions& shm, int host_index);
 
-  std::string_view name() const override { return "tcp"; }
+  std::string_view name() const override { return name_; }
+  // Which ranks share a host, and the shared-memory group (for logs, tests).
+  const HostTopology& topology() const { return topology_; }
   int rank() const override { return context_->rank(); }
   int size() const override { return context_->size(); }
   std::string peer_name(int rank) const override { return context_->peer_name(rank); }
@@ -31,21 +48,30 @@ class HostBackend : public Backend {
   void reduce_scatterv(const void* send, void* recv, const std::vector<size_t>& counts,
                        DataType dtype, const Reduction& reduction) override;
   void barrier() override;
+  void allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
+                       const Reduction& reduction) override;
+  bool reduces_parts_in_place(DataType dtype, const Reduction& reduction) const override;
 
   std::vector<std::string> gather_bytes(int root, const std::string& mine) override;
   void broadcast_bytes(int root, std::string& data) override;
   void allreduce_and(std::vector<uint64_t>& words) override;
 
   std::unique_ptr<Backend> subgroup(const std::vector<int>& ranks, uint32_t group_id) override;
-  void abort(const std::string& reason) override { context_->abort(reason); }
+  void abort(const std::string& reason) override;
 
  private:
   // Every member calls the same collectives in the same order, so a counter
   // gives each operation the same, fresh tag on every rank.
   transport::Tag next_tag() { return next_tag_++; }
+  // Runs a shared-memory path; its failure also aborts the TCP context, so
+  // ranks on other hosts hear the root cause instead of waiting.
+  template <typename Body>
+  void on_shared_memory(Body&& body);
 
   std::shared_ptr<transport::Context> context_;
   collectives::CollectiveOptions options_;
+  HostTopology topology_;
+  std::string name_ = "tcp";
   transport::Tag next_tag_ = 1;
 };
 

@@ -1,24 +1,51 @@
 // The element types and operators behind reduce.h, and the one place that
-// maps a runtime (DataType, ReduceOp) to them. Internal to reduce.cc (and
-// its tests): callers use reduce.h.
+// maps a runtime (DataType, ReduceOp) to them. Internal to the reduce
+// kernels (and their tests): callers use reduce.h.
 //
 // An element type says how an element is stored and how it is combined:
 // native arithmetic types combine as themselves; float16/bfloat16 widen to
-// float, combine, and round once on the store (float16 through branch-free
-// conversions, see Float16Type); bool is a byte where nonzero
-// means true and results are 0/1.
+// float, combine, and round once on the store (through branch-free
+// conversions bit-identical to common/half.h, see Float16Type); bool is a
+// byte where nonzero means true and results are 0/1.
+//
+// This header is compiled once per SIMD level (level_*.cc, each with its own
+// -m flags). Everything below lives in an inline namespace named after the
+// level, so the copies the compiler emits out of line (all of them inline
+// functions) get distinct symbols; with one shared name the linker would
+// keep an arbitrary copy, perhaps an AVX-512 one, for every caller. For the
+// same reason it includes no Kolo header with inline functions (half.h,
+// fmt): those would be shared symbols compiled with the level's flags.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <fmt/format.h>
+#include <cstring>
 #include <type_traits>
 
-#include "common/error.h"
-#include "common/half.h"
 #include "kolo/types.h"
 
+#ifndef KOLO_REDUCE_LEVEL
+#define KOLO_REDUCE_LEVEL portable
+#endif
+
 namespace kolo::reduce::kernels {
+
+// Out of line in reduce.cc (plain code): they format messages with fmt.
+[[noreturn]] void unsupported(DataType type, ReduceOp op);
+[[noreturn]] void unknown_type(DataType type);
+
+inline namespace KOLO_REDUCE_LEVEL {
+
+inline uint32_t to_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+inline float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
 
 template <typename T>
 struct NativeType {
@@ -30,11 +57,19 @@ struct NativeType {
 
 // 16-bit floats are stored as their raw bits: loops over uint16_t vectorize,
 // while loads of the one-member float16/bfloat16 structs may not.
+// bfloat16 is bfloat16::to_float/from_float of common/half.h written as
+// selects: widen by a shift; round to nearest even, except that a NaN keeps
+// its top bits and is made quiet.
 struct BFloat16Type {
   using Storage = uint16_t;
   using Compute = float;
-  static Compute load(Storage v) { return bfloat16::from_bits(v).to_float(); }
-  static Storage store(Compute v) { return bfloat16::from_float(v).bits; }
+  static Compute load(Storage v) { return from_bits(static_cast<uint32_t>(v) << 16); }
+  static Storage store(Compute f) {
+    const uint32_t u = to_bits(f);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t quiet_nan = (u >> 16) | 0x40u;
+    return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+  }
 };
 
 // float16 with the conversions of common/half.h rewritten without branches
@@ -54,13 +89,13 @@ struct Float16Type {
     // Subnormal: read the mantissa as the fraction of 2^-14 * 1.m, then
     // subtract the implicit 2^-14, which leaves m * 2^-24 exactly.
     const uint32_t subnormal =
-        float_bits(bits_float(magnitude + (113u << 23)) - bits_float(113u << 23));
+        to_bits(from_bits(magnitude + (113u << 23)) - from_bits(113u << 23));
     const uint32_t result = exponent == 0x7c00u ? inf_nan : exponent == 0 ? subnormal : normal;
-    return bits_float(sign | result);
+    return from_bits(sign | result);
   }
 
   static Storage store(Compute f) {
-    const uint32_t u = float_bits(f);
+    const uint32_t u = to_bits(f);
     const uint32_t sign = (u >> 16) & 0x8000u;
     const uint32_t abs = u & 0x7fffffffu;
     // Normal: rebias 127 -> 15 and round the 13 dropped bits to nearest even.
@@ -68,13 +103,25 @@ struct Float16Type {
     // Below 2^-14 the result is subnormal: adding 0.5f lines the half's
     // mantissa up with the float's low bits, and the FPU rounds to nearest
     // even for us.
-    const uint32_t subnormal = float_bits(bits_float(abs) + 0.5f) - 0x3f000000u;
+    const uint32_t subnormal = to_bits(from_bits(abs) + 0.5f) - 0x3f000000u;
     const uint32_t result = abs > 0x7f800000u    ? 0x7e00u  // NaN
                             : abs >= 0x477ff000u ? 0x7c00u  // overflow -> inf
                             : abs < 0x38800000u  ? subnormal
                                                  : normal;
     return static_cast<uint16_t>(sign | result);
   }
+};
+
+// Specialized by a SIMD level (level_avx2.cc, level_avx512.cc) for an element
+// type whose conversions it does a vector at a time, before it includes
+// loops.h; the loops there then take kWidth elements per step through it:
+//   static constexpr bool kEnabled = true; static constexpr size_t kWidth;
+//   using Vector = <kWidth floats>; static Vector load(const Storage*);
+//   static void store(Storage*, Vector); static Vector splat(float);
+// Results must be bit-identical to the element type's load and store.
+template <typename Element>
+struct Blocks {
+  static constexpr bool kEnabled = false;
 };
 
 struct BoolType {
@@ -141,11 +188,6 @@ struct LogicalOrOp {
   static uint8_t apply(uint8_t a, uint8_t b) { return static_cast<uint8_t>((a | b) != 0); }
 };
 
-[[noreturn]] inline void unsupported(DataType type, ReduceOp op) {
-  throw InvalidArgument(fmt::format("reduce op {} is not defined for {}", reduce_op_name(op),
-                                    dtype_name(type)));
-}
-
 // Calls f(ElementType{}) for `type`.
 template <typename F>
 decltype(auto) dispatch_type(DataType type, F&& f) {
@@ -160,7 +202,7 @@ decltype(auto) dispatch_type(DataType type, F&& f) {
     case DataType::kFloat64: return f(NativeType<double>{});
     case DataType::kBool: return f(BoolType{});
   }
-  throw InvalidArgument(fmt::format("unknown data type {}", static_cast<int>(type)));
+  unknown_type(type);
 }
 
 // Calls f(ElementType{}, Operator{}) for (type, op); throws InvalidArgument
@@ -200,4 +242,5 @@ void dispatch(DataType type, ReduceOp op, F&& f) {
   });
 }
 
+}  // inline namespace KOLO_REDUCE_LEVEL
 }  // namespace kolo::reduce::kernels

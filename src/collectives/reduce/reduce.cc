@@ -1,70 +1,30 @@
-// Compiled with -O3 (see CMakeLists.txt) so the loops below vectorize: each
-// is a plain indexed loop over restrict-qualified arrays whose body is a
-// branch-free function of element i.
+// The public entry points: argument checks here, the loops in the level
+// chosen by simd.cc (see loops.h and level_*.cc).
 #include "collectives/reduce/reduce.h"
 
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <type_traits>
+#include <fmt/format.h>
 
-#include "collectives/reduce/kernels.h"
+#include <cstdint>
+
+#include "collectives/reduce/simd.h"
 #include "common/check.h"
+#include "common/error.h"
 
 namespace kolo::reduce {
+namespace kernels {
+
+void unsupported(DataType type, ReduceOp op) {
+  throw InvalidArgument(fmt::format("reduce op {} is not defined for {}", reduce_op_name(op),
+                                    dtype_name(type)));
+}
+
+void unknown_type(DataType type) {
+  throw InvalidArgument(fmt::format("unknown data type {}", static_cast<int>(type)));
+}
+
+}  // namespace kernels
+
 namespace {
-
-using kernels::BoolType;
-
-template <typename Element, typename Op>
-void combine_into(typename Element::Storage* __restrict inout,
-                  const typename Element::Storage* __restrict in, size_t count) {
-  for (size_t i = 0; i < count; ++i)
-    inout[i] = Element::store(Op::apply(Element::load(inout[i]), Element::load(in[i])));
-}
-
-template <typename Element, typename Op>
-void combine(typename Element::Storage* __restrict out,
-             const typename Element::Storage* __restrict a,
-             const typename Element::Storage* __restrict b, size_t count) {
-  for (size_t i = 0; i < count; ++i)
-    out[i] = Element::store(Op::apply(Element::load(a[i]), Element::load(b[i])));
-}
-
-// Rounds to nearest (ties to even, the default rounding mode) and saturates
-// at the type's range; NaN becomes 0. Converting an out-of-range double to an
-// integer would be undefined behaviour.
-template <typename T>
-T round_saturate(double v) {
-  if (std::isnan(v)) return 0;
-  double r = std::nearbyint(v);
-  // 2^63 and -2^63 are exact doubles; the max of int64 is not, so compare
-  // against the power of two instead.
-  constexpr double kUpper = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
-  constexpr double kLower = static_cast<double>(std::numeric_limits<T>::min());
-  if (r >= kUpper) return std::numeric_limits<T>::max();
-  if (r < kLower) return std::numeric_limits<T>::min();
-  return static_cast<T>(r);
-}
-
-template <typename Element>
-void scale_elements(typename Element::Storage* __restrict data, size_t count, double factor) {
-  using Compute = typename Element::Compute;
-  if constexpr (std::is_same_v<Element, BoolType>) {
-    // A scaled truth value stays true unless the factor is zero.
-    const uint8_t keep = factor != 0.0 ? 1 : 0;
-    for (size_t i = 0; i < count; ++i) data[i] = static_cast<uint8_t>((data[i] != 0) & keep);
-  } else if constexpr (std::is_integral_v<Compute>) {
-    // Every int8/uint8/int32 is exact in double, so only int64 beyond 2^53
-    // loses precision.
-    for (size_t i = 0; i < count; ++i)
-      data[i] = round_saturate<Compute>(static_cast<double>(data[i]) * factor);
-  } else {
-    // float16/bfloat16/float32 in float, float64 in double.
-    const Compute f = static_cast<Compute>(factor);
-    for (size_t i = 0; i < count; ++i) data[i] = Element::store(Element::load(data[i]) * f);
-  }
-}
 
 bool overlaps(const void* a, const void* b, size_t bytes) {
   auto pa = reinterpret_cast<uintptr_t>(a);
@@ -75,12 +35,7 @@ bool overlaps(const void* a, const void* b, size_t bytes) {
 }  // namespace
 
 void reduce_into(void* inout, const void* in, size_t count, DataType dtype, ReduceOp op) {
-  kernels::dispatch(dtype, op, [&](auto element, auto op_tag) {
-    using Element = decltype(element);
-    using Storage = typename Element::Storage;
-    combine_into<Element, decltype(op_tag)>(static_cast<Storage*>(inout),
-                                            static_cast<const Storage*>(in), count);
-  });
+  simd::active_kernels().reduce_into(inout, in, count, dtype, op);
 }
 
 void reduce(void* out, const void* a, const void* b, size_t count, DataType dtype, ReduceOp op) {
@@ -91,20 +46,14 @@ void reduce(void* out, const void* a, const void* b, size_t count, DataType dtyp
   const size_t bytes = count * dtype_size(dtype);
   KOLO_CHECK_MSG(!overlaps(out, a, bytes) && !overlaps(out, b, bytes),
                  "reduce output partially overlaps an input ({} bytes)", bytes);
-  kernels::dispatch(dtype, op, [&](auto element, auto op_tag) {
-    using Element = decltype(element);
-    using Storage = typename Element::Storage;
-    combine<Element, decltype(op_tag)>(static_cast<Storage*>(out), static_cast<const Storage*>(a),
-                                       static_cast<const Storage*>(b), count);
-  });
+  simd::active_kernels().combine(out, a, b, count, dtype, op);
 }
 
 void scale(void* data, size_t count, DataType dtype, double factor) {
   if (factor == 1.0 || count == 0) return;
-  kernels::dispatch_type(dtype, [&](auto element) {
-    using Element = decltype(element);
-    scale_elements<Element>(static_cast<typename Element::Storage*>(data), count, factor);
-  });
+  simd::active_kernels().scale(data, count, dtype, factor);
 }
+
+std::string_view simd_level_name() { return simd::level_name(simd::active_level()); }
 
 }  // namespace kolo::reduce

@@ -1,10 +1,13 @@
 // Element-wise reduction and scaling kernels, dispatched on dtype in one
 // place. Loops are written over plain arrays with restrict-qualified
 // pointers so the compiler vectorizes them; float16/bfloat16 are widened to
-// float32, combined, and rounded once.
+// float32, combined, and rounded once. The loops are built for several
+// instruction-set levels and the best one the CPU runs is used (simd.h);
+// every level gives the same bits.
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "kolo/types.h"
 
@@ -25,5 +28,9 @@ void reduce(void* out, const void* a, const void* b, size_t count, DataType dtyp
 // at the type's range. bool stays 0/1 (false only for a zero factor). No-op
 // when factor == 1.
 void scale(void* data, size_t count, DataType dtype, double factor);
+
+// The instruction-set level of the kernels in use: "avx512", "avx2" or
+// "portable" (chosen once from the CPU, capped by KOLO_SIMD; see simd.h).
+std::string_view simd_level_name();
 
 }  // namespace kolo::reduce

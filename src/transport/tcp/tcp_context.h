@@ -17,4 +17,13 @@ namespace kolo::transport::tcp {
 std::unique_ptr<Context> connect_full_mesh(rendezvous::Store& store, int rank, int size,
                                            const TcpOptions& options);
 
+// What the library connects with (backends/registry.cc, core/world.cc):
+// a plain full mesh for options.streams == 1 (or a world of one rank), else
+// options.streams meshes - the first under the keys above, stream i under
+// "stream<i>/" - joined into a StripedContext (transport/striped_context.h).
+// Every rank must use the same streams and stripe_threshold, since both
+// decide how a message is cut: rank 0 publishes its values and any other
+// rank whose values differ throws InvalidArgument naming both.
+std::unique_ptr<Context> connect(rendezvous::Store& store, int rank, int size, const TcpOptions& options);
+
 }  // namespace kolo::transport::tcp

@@ -407,4 +407,10 @@ void TcpCore::shutdown() noexcept {
     if (link) link->fd.reset();
 }
 
+void TcpCore::check_health() const {
+  if (!poisoned_.load()) return;
+  std::lock_guard lock(mutex_);
+  if (poison_) std::rethrow_exception(poison_);
+}
+
 }  // namespace kolo::transport::tcp

@@ -61,6 +61,8 @@ class TcpCore {
   // For a Request dropped unfinished: cancels a posted receive, else waits.
   void release(Operation& op) noexcept;
 
+  // Throws the poison, if any (Context::check_health).
+  void check_health() const;
   // Poisons with AbortedError(reason) and tells the peers.
   void abort(const std::string& reason);
   // Clean close (Context destructor): fails local operations, says goodbye

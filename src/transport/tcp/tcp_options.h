@@ -42,6 +42,19 @@ struct TcpOptions {
   // ~30 us, which was the whole small-message latency; yielding keeps the
   // spin cheap when cores are oversubscribed.
   std::chrono::microseconds spin{50};
+  // Connections per peer (KOLO_TCP_STREAMS): with more than one, the
+  // factory connect() builds that many independent meshes, each with its own
+  // sockets and progress thread, and cuts messages of at least
+  // stripe_threshold bytes across them (transport/striped_context.h). One
+  // connection's window and one core's copies can limit a fast link between
+  // hosts; on loopback with few cores extra streams only add overhead.
+  // Every rank must use the same value.
+  int streams = 1;
+  static constexpr int kMaxStreams = 16;
+  // Smallest message cut across the streams (KOLO_TCP_STRIPE_BYTES); must be
+  // the same on every rank. At or below the ring's chunk size
+  // (KOLO_RING_CHUNK_BYTES), or the ring allreduce never stripes.
+  size_t stripe_threshold = 256u << 10;
 
   // Six heartbeats per peer timeout (a few may be late on a loaded host),
   // but at least one a second: the cost is a 32-byte frame per idle second.

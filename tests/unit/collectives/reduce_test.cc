@@ -129,6 +129,23 @@ TEST(Reduce, BranchFreeFloat16ConversionsMatchHalfH) {
   for (uint64_t u = 0; u <= 0xffffffffu; u += 65521) check(static_cast<uint32_t>(u));
 }
 
+TEST(Reduce, BranchFreeBFloat16ConversionsMatchHalfH) {
+  using reduce::kernels::BFloat16Type;
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const float expected = bfloat16::from_bits(static_cast<uint16_t>(bits)).to_float();
+    ASSERT_EQ(float_bits(BFloat16Type::load(static_cast<uint16_t>(bits))), float_bits(expected)) << bits;
+  }
+  auto check = [](uint32_t u) {
+    ASSERT_EQ(BFloat16Type::store(bits_float(u)), bfloat16::from_float(bits_float(u)).bits) << std::hex << u;
+  };
+  // Each bfloat16, the midpoints above it (ties), their neighbours, and a
+  // stride through all other floats (NaN payloads included).
+  for (uint32_t high = 0; high <= 0xffff; ++high) {
+    for (uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) check(high << 16 | low);
+  }
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 65521) check(static_cast<uint32_t>(u));
+}
+
 TEST(Reduce, BFloat16AddsInFloatAndRoundsOnceToNearestEven) {
   auto sum = [](float x, float y) {
     bfloat16 a = bfloat16::from_float(x), b = bfloat16::from_float(y);

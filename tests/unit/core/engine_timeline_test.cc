@@ -54,6 +54,7 @@ TEST(EngineTimeline, ContainsEveryPhaseAndParsesAfterShutdown) {
   std::string path = temp_path("init");
   testing::EngineRunOptions run;
   run.configure = [&](Config& c) {
+    c.shm.enabled = false;  // over TCP, fused tensors go through the fusion buffer
     if (c.layout.rank == 0) {
       c.engine.timeline_path = path;
       c.engine.timeline_mark_cycles = true;
@@ -72,6 +73,20 @@ TEST(EngineTimeline, ContainsEveryPhaseAndParsesAfterShutdown) {
     if (event.value("name", "") == "process_name") rows.insert(event["args"]["name"].get<std::string>());
   }
   for (const char* tensor : {"layer0", "layer3", "big"}) EXPECT_EQ(rows.count(tensor), 1u) << tensor;
+  std::remove(path.c_str());
+}
+
+TEST(EngineTimeline, SharedMemoryFusesWithoutTheFusionBufferCopies) {
+  std::string path = temp_path("shm");
+  testing::EngineRunOptions run;
+  run.configure = [&](Config& c) {
+    if (c.layout.rank == 0) c.engine.timeline_path = path;
+  };
+  run_engines(2, [](Engine& engine, int rank) { fused_steps(engine, rank, 3); }, run);
+  auto names = event_names(read_json(path));
+  EXPECT_EQ(names.count("ALLREDUCE"), 1u);
+  EXPECT_EQ(names.count("MEMCPY_IN_FUSION_BUFFER"), 0u) << "the parts go to shared memory directly";
+  EXPECT_EQ(names.count("MEMCPY_OUT_FUSION_BUFFER"), 0u);
   std::remove(path.c_str());
 }
 

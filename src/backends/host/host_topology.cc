@@ -1,0 +1,146 @@
+#include "backends/host/host_topology.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "collectives/collectives.h"
+#include "common/error.h"
+#include "common/logging.h"
+#include "transport/shm/shm_segment.h"
+#include "transport/sub_context.h"
+
+namespace kolo::backends {
+namespace {
+
+using transport::shm::ShmGroup;
+using transport::shm::ShmSegment;
+
+// Fixed-size records so one allgather carries them.
+struct Identity {
+  int64_t host_index;
+  uint64_t machine;
+  int64_t pid;
+};
+struct SegmentName {
+  char name[56];
+  int64_t slot_bytes;
+};
+struct Attached {
+  int64_t ok;
+};
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ULL;
+  return hash;
+}
+
+uint64_t machine_identity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  return fnv1a(std::string(host) + "/" + boot_id);
+}
+
+template <typename Record>
+std::vector<Record> allgather_records(transport::Context& context, transport::Tag tag, const Record& mine) {
+  std::vector<Record> all(static_cast<size_t>(context.size()));
+  collectives::allgather(context, tag, &mine, all.data(), sizeof(Record), DataType::kUInt8, {});
+  return all;
+}
+
+std::vector<std::string> member_names(transport::Context& context, const std::vector<int>& ranks) {
+  std::vector<std::string> names;
+  for (int r : ranks) names.push_back(context.peer_name(r));
+  return names;
+}
+
+}  // namespace
+
+HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& context,
+                                    int host_index, const transport::shm::ShmOptions& options,
+                                    transport::Tag first_tag) {
+  transport::Context& ctx = *context;
+  const int rank = ctx.rank();
+  HostTopology topo;
+  const auto ids = allgather_records(ctx, first_tag, Identity{host_index, machine_identity(), ::getpid()});
+  std::map<std::pair<int64_t, uint64_t>, size_t> host_of_key;
+  std::vector<size_t> host_of_rank(ids.size());
+  for (size_t r = 0; r < ids.size(); ++r) {
+    auto key = std::make_pair(ids[r].host_index, ids[r].machine);
+    auto [it, fresh] = host_of_key.emplace(key, topo.hosts.size());
+    if (fresh) topo.hosts.emplace_back();
+    topo.hosts[it->second].push_back(static_cast<int>(r));
+    host_of_rank[r] = it->second;
+  }
+  topo.host = static_cast<int>(host_of_rank[rank]);
+  const std::vector<int>& mine = topo.hosts[topo.host];
+  topo.local_rank = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
+  const bool wants_shm = options.enabled && mine.size() > 1;
+  const size_t bytes = ShmGroup::segment_bytes(static_cast<int>(mine.size()), options.slot_bytes);
+
+  // The host's lowest rank creates the segment and names it to everyone.
+  ShmSegment segment;
+  SegmentName named{};
+  if (wants_shm && topo.local_rank == 0) {
+    try {
+      segment = ShmSegment::create("/kolo-", bytes);
+      ShmGroup::format(segment, static_cast<int>(mine.size()));
+      std::snprintf(named.name, sizeof named.name, "%s", segment.name().c_str());
+    } catch (const Error& e) {
+      KOLO_LOG_WARNING("rank {}: no shared memory on this host, ranks here use TCP: {}", rank, e.what());
+    }
+  }
+  const auto names = allgather_records(ctx, first_tag + 1, named);
+  const std::string name = names[mine.front()].name;
+
+  Attached attached{0};
+  if (wants_shm && !name.empty()) {
+    try {
+      if (topo.local_rank != 0) segment = ShmSegment::open(name, bytes);
+      attached.ok = 1;
+    } catch (const Error& e) {
+      KOLO_LOG_WARNING("rank {}: cannot map shared memory {} of the host's first rank: {}", rank, name,
+                       e.what());
+    }
+  }
+  const auto reports = allgather_records(ctx, first_tag + 2, attached);
+  // Everyone has mapped it or given up: the name can go.
+  segment.unlink();
+  const bool host_ok = wants_shm && std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].ok == 1; });
+  if (wants_shm && !host_ok && attached.ok == 1)
+    KOLO_LOG_WARNING("rank {}: a rank of this host could not map shared memory; ranks here use TCP", rank);
+  if (host_ok) {
+    std::vector<pid_t> pids;
+    for (int r : mine) pids.push_back(static_cast<pid_t>(ids[r].pid));
+    topo.shm = std::make_shared<ShmGroup>(std::move(segment), topo.local_rank, member_names(ctx, mine),
+                                          std::move(pids), options, [context] { context->check_health(); });
+  }
+
+  // Hierarchical collectives need the same shape everywhere: every host
+  // with shared memory and the same number of ranks.
+  bool uniform = topo.hosts.size() > 1;
+  for (size_t h = 0; h < topo.hosts.size() && uniform; ++h) {
+    const auto& ranks = topo.hosts[h];
+    uniform = ranks.size() == mine.size() && ranks.size() > 1 &&
+              std::all_of(ranks.begin(), ranks.end(), [&](int r) { return reports[r].ok == 1; });
+  }
+  if (uniform) {
+    std::vector<int> peers;
+    for (const auto& ranks : topo.hosts) peers.push_back(ranks[topo.local_rank]);
+    topo.cross = std::make_shared<transport::SubContext>(context, std::move(peers), kCrossHostGroupId);
+  }
+  KOLO_LOG_DEBUG("rank {}: {} host(s), {} rank(s) on this one, shared memory {}, hierarchical {}", rank,
+                 topo.hosts.size(), mine.size(), topo.shm ? "on" : "off", topo.cross ? "possible" : "off");
+  return topo;
+}
+
+}  // namespace kolo::backends

@@ -1,0 +1,43 @@
+// The collectives that use a HostTopology: shared memory alone when every
+// rank is on one host, hierarchical (shared memory within hosts, TCP
+// between) across hosts. HostBackend picks these or the flat TCP
+// algorithms (src/collectives); see docs/architecture.md for the choice.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/host/host_topology.h"
+#include "collectives/algorithms.h"
+#include "collectives/collectives.h"
+
+namespace kolo::backends {
+
+using collectives::detail::ByteRange;
+
+// Whether the topology allows each path (options may still turn them off).
+bool can_use_shm_alone(const HostTopology& topo);
+bool can_use_hierarchical(const HostTopology& topo, collectives::HierarchicalMode mode);
+
+// `size` is the whole group's (kAverage divides by it).
+void shm_allreduce(HostTopology& topo, const void* send, void* recv, size_t count, DataType dtype,
+                   const collectives::ReduceSpec& reduce, int size,
+                   const collectives::CollectiveOptions& options);
+// A fused allreduce with each part read and written in place.
+void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
+                         const collectives::ReduceSpec& reduce, int size);
+void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* send, void* recv,
+                            size_t count, DataType dtype, const collectives::ReduceSpec& reduce,
+                            int size, const collectives::CollectiveOptions& options);
+
+// `ranges[r]`: rank r's block of recv; this rank's block holds its data.
+void shm_allgatherv(HostTopology& topo, void* recv, const std::vector<ByteRange>& ranges);
+void hierarchical_allgatherv(HostTopology& topo, transport::Tag tag, void* recv,
+                             const std::vector<ByteRange>& ranges,
+                             const collectives::CollectiveOptions& options);
+
+void shm_broadcast(HostTopology& topo, void* data, size_t bytes, int root);
+void shm_barrier(HostTopology& topo);
+
+}  // namespace kolo::backends

@@ -1,0 +1,69 @@
+// Collectives among the ranks of one host, through a shared segment
+// (transport/shm/shm_group.h). Every member calls with the same arguments;
+// data moves through the members' staging slots in rounds, so any message
+// size works with a fixed segment, and a round's copies overlap the peers'
+// reading of the previous round (two slots per member).
+//
+// Results are identical bit for bit on every member: each element of a
+// reduction is computed once, by one member, in a fixed order.
+// Errors (a member gone, a timeout, an abort) poison the group and come as
+// the exceptions of common/error.h.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "collectives/algorithms.h"
+#include "kolo/types.h"
+#include "transport/shm/shm_group.h"
+
+namespace kolo::collectives::shm {
+
+using detail::ByteRange;
+using transport::shm::ShmGroup;
+
+// Messages up to this many bytes take the one-phase path: every member
+// publishes its whole input and reduces all of them itself (one wait per
+// operation instead of two per round). At most the slot size.
+inline constexpr size_t kDefaultSmallBytes = 64 * 1024;
+
+// out = op over the members' `in` (count elements), times postscale. `in`
+// may equal `out`. Larger messages: each member copies the other members'
+// shards of a round into its slot, reduces its own shard from every slot,
+// and everyone copies the reduced shards out.
+void allreduce(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
+               ReduceOp op, double postscale, size_t small_bytes);
+
+// One tensor of a fused allreduce (see backends::FusedPart): count elements
+// from input (null: zeros) to output.
+struct Part {
+  const void* input = nullptr;
+  void* output = nullptr;
+  size_t count = 0;
+};
+
+// allreduce of the parts' concatenation, reading and writing each part in
+// place: the copies into the slots and out of them are the only ones, so a
+// fused allreduce needs no fusion buffer. `prescale` multiplies each input.
+void allreduce_parts(ShmGroup& group, const std::vector<Part>& parts, DataType dtype, ReduceOp op,
+                     double prescale, double postscale);
+
+// Like allreduce, but each member only gets its own shard (the layout of
+// collectives::reduce_scatter_count/offset), written at its offset in `out`
+// (a buffer of count elements); the rest of `out` is left alone. `in` may
+// equal `out`.
+void reduce_scatter(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
+                    ReduceOp op, double postscale);
+
+// pieces[m]: the byte ranges of `data` that member m holds on entry; on
+// return every member holds all of them. Ranges of different members must
+// not overlap.
+void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRange>>& pieces);
+
+// `bytes` of `data` on member `root` are copied to every member.
+void broadcast(ShmGroup& group, void* data, size_t bytes, int root);
+
+// Returns once every member has entered.
+void barrier(ShmGroup& group);
+
+}  // namespace kolo::collectives::shm

@@ -1,0 +1,59 @@
+// What the shared-memory collectives share (internal to src/collectives/shm).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <vector>
+
+#include "collectives/collectives.h"
+#include "kolo/types.h"
+#include "transport/shm/shm_group.h"
+
+namespace kolo::collectives::shm::internal {
+
+// How a message of `total` elements is cut for the reduce rounds: member j
+// owns shard j (the reduce_scatter_count/offset layout), and round k moves
+// chunk k of every shard, which sits in sub-block j of a slot.
+struct ShardLayout {
+  size_t element = 0;
+  size_t per_round = 0;  // elements of each shard per round
+  size_t rounds = 0;
+  std::vector<size_t> offset, count;  // each shard, in elements
+
+  ShardLayout(size_t total, int n, DataType dtype, size_t slot_bytes) : element(dtype_size(dtype)) {
+    per_round = std::max<size_t>(1, slot_bytes / (static_cast<size_t>(n) * element));
+    for (int j = 0; j < n; ++j) {
+      offset.push_back(reduce_scatter_offset(total, n, j));
+      count.push_back(reduce_scatter_count(total, n, j));
+    }
+    rounds = (count[0] + per_round - 1) / per_round;  // shard 0 is the longest
+  }
+  // Chunk k of shard j: first element (within the whole message) and length.
+  size_t chunk_begin(int j, size_t k) const { return offset[j] + std::min(count[j], k * per_round); }
+  size_t chunk_count(int j, size_t k) const {
+    size_t start = std::min(count[j], k * per_round);
+    return std::min(per_round, count[j] - start);
+  }
+  size_t sub_block(int j) const { return static_cast<size_t>(j) * per_round * element; }
+};
+
+inline const std::byte* bytes_at(const void* base, size_t offset) {
+  return static_cast<const std::byte*>(base) + offset;
+}
+inline std::byte* bytes_at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
+
+// Runs a collective's body; an exception poisons the group (its phases are
+// out of step now) and tells the other members before it propagates.
+template <typename Body>
+void guarded(transport::shm::ShmGroup& group, Body&& body) {
+  group.check_usable();
+  try {
+    body();
+  } catch (...) {
+    group.poison(std::current_exception());
+    throw;
+  }
+}
+
+}  // namespace kolo::collectives::shm::internal

@@ -1,0 +1,106 @@
+// ShmGroup: the ranks of one host over one shared segment.
+//
+// Layout of the segment: a header (magic, abort flag and reason), then one
+// cache line per member with its sequence word, then two staging buffers
+// ("slots") per member. Collectives (src/collectives/shm) move data through
+// the slots and order their phases with the sequence words:
+//
+// - Each member counts its own phases: advance() increments its word, so
+//   "member m reached value v" means m has finished everything it did
+//   before its v-th advance. Members run the same collectives in the same
+//   order, so the values line up across members without any exchange.
+// - wait_all(v) returns once every member reached v; wait_member(m, v) waits
+//   for one. A wait spins for ShmOptions::spin, then sleeps on the word's
+//   futex; advance() wakes sleepers only when there are any, so a phase on
+//   an idle pair of cores costs no system call.
+// - Slots are reused every other round: acquire_slot(b) waits until every
+//   member has passed the value recorded by retire_slot(b, v), i.e. has
+//   finished reading what this member last put in slot b.
+//
+// Failure: a wait fails with PeerLostError when the member's process is gone,
+// TimeoutError after op_timeout, AbortedError when any member called
+// abort(). Every failure poisons the group for good (phases are out of step
+// afterwards) and is told to the other members through the header.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "transport/shm/shm_options.h"
+#include "transport/shm/shm_segment.h"
+
+namespace kolo::transport::shm {
+
+class ShmGroup {
+ public:
+  // Bytes of the segment for `size` members.
+  static size_t segment_bytes(int size, size_t slot_bytes);
+
+  // Writes the header and zeroes the sequence words of a fresh segment; the
+  // member that created it calls this before naming it to the others.
+  static void format(ShmSegment& segment, int size);
+
+  // `segment` is mapped already and formatted. names[m] says how errors
+  // name member m ("rank 3 (host b)"), pids[m] is its process id (for the
+  // liveness check; members in another pid namespace are not checked).
+  // `health`, when set, runs every sleep slice of a wait and may throw to end
+  // it: the backend passes its TCP context's check, whose heartbeats notice
+  // a peer that is stopped or wedged (alive, so the pid check passes).
+  ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names, std::vector<pid_t> pids,
+           const ShmOptions& options, std::function<void()> health = {});
+  ShmGroup(const ShmGroup&) = delete;
+  ShmGroup& operator=(const ShmGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(names_.size()); }
+  size_t slot_bytes() const { return options_.slot_bytes; }
+  const std::string& member_name(int member) const { return names_[member]; }
+  ShmSegment& segment() { return segment_; }
+
+  std::byte* slot(int member, int buffer) const;
+
+  uint32_t advance();
+  void wait_all(uint32_t value);
+  void wait_member(int member, uint32_t value);
+  void acquire_slot(int buffer) { wait_all(slot_retired_at_[buffer]); }
+  void retire_slot(int buffer, uint32_t value) { slot_retired_at_[buffer] = value; }
+
+  // Throws the group's error if it is poisoned. Collectives call it first.
+  void check_usable() const;
+  // Poisons the group with `reason` and tells every member.
+  void abort(const std::string& reason);
+  // Marks the group unusable after an exception escaped a collective
+  // (phases are out of step), telling the other members why.
+  void poison(std::exception_ptr error);
+
+ private:
+  struct Header;
+  struct Control;
+  Header& header() const;
+  Control& control(int member) const;
+  void throw_if_aborted() const;
+  void check_alive(int member) const;
+  [[noreturn]] void fail_timeout(int member, uint32_t value) const;
+  void wake_everyone() const;
+
+  ShmSegment segment_;
+  const int rank_;
+  const std::vector<std::string> names_;
+  const std::vector<pid_t> pids_;
+  std::vector<bool> pid_visible_;
+  const ShmOptions options_;
+  const std::function<void()> health_;
+  std::byte* slots_ = nullptr;
+  uint32_t seq_ = 0;                     // our own word's value
+  uint32_t slot_retired_at_[2] = {0, 0};
+  std::exception_ptr error_;
+};
+
+}  // namespace kolo::transport::shm

@@ -1,0 +1,111 @@
+#include "transport/shm/shm_segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace kolo::transport::shm {
+namespace {
+
+std::string random_suffix() {
+  std::random_device device;
+  return fmt::format("{:08x}{:08x}", device(), device());
+}
+
+[[noreturn]] void fail(const std::string& what, const std::string& name, int err) {
+  throw IoError(fmt::format("shared memory {} {}: {}", what, name, std::strerror(err)));
+}
+
+void* map_fd(int fd, size_t bytes, const std::string& name) {
+  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) {
+    int err = errno;
+    ::close(fd);
+    fail("mmap of", name, err);
+  }
+  ::close(fd);  // the mapping keeps the memory
+  return data;
+}
+
+}  // namespace
+
+ShmSegment ShmSegment::create(const std::string& prefix, size_t bytes) {
+  for (int attempt = 0;; ++attempt) {
+    std::string name = prefix + random_suffix();
+    int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+      if (errno == EEXIST && attempt < 8) continue;
+      fail("shm_open", name, errno);
+    }
+    // ftruncate reserves nothing; fallocate makes "/dev/shm is full" an
+    // error here instead of a SIGBUS on first touch in the middle of a step.
+    int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+    if (err != 0) {
+      ::close(fd);
+      ::shm_unlink(name.c_str());
+      fail(fmt::format("posix_fallocate({} bytes) of", bytes), name, err);
+    }
+    void* data = nullptr;
+    try {
+      data = map_fd(fd, bytes, name);
+    } catch (...) {
+      ::shm_unlink(name.c_str());
+      throw;
+    }
+    return ShmSegment(std::move(name), data, bytes, true);
+  }
+}
+
+ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
+  int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) fail("shm_open", name, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
+    ::close(fd);
+    throw IoError(fmt::format("shared memory {} has {} bytes, expected {}", name,
+                                    static_cast<long long>(st.st_size), bytes));
+  }
+  return ShmSegment(name, map_fd(fd, bytes, name), bytes, false);
+}
+
+ShmSegment::ShmSegment(ShmSegment&& other) noexcept
+    : name_(std::move(other.name_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      owner_(std::exchange(other.owner_, false)) {}
+
+ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
+  if (this != &other) {
+    release();
+    name_ = std::move(other.name_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    owner_ = std::exchange(other.owner_, false);
+  }
+  return *this;
+}
+
+ShmSegment::~ShmSegment() { release(); }
+
+void ShmSegment::unlink() noexcept {
+  if (owner_) ::shm_unlink(name_.c_str());
+  owner_ = false;
+}
+
+void ShmSegment::release() noexcept {
+  unlink();
+  if (data_ != nullptr) ::munmap(data_, size_);
+  data_ = nullptr;
+}
+
+}  // namespace kolo::transport::shm

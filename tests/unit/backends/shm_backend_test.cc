@@ -1,0 +1,227 @@
+// HostBackend's shared-memory and hierarchical paths against the serial
+// reference: every dtype x op, counts that leave shards empty, uneven or
+// spanning many rounds of the (deliberately small) slots, in and out of
+// place, scaling, allgatherv with uneven and empty blocks, broadcast from
+// every root, and sequences that reuse the slots across operations.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "unit/backends/topology_fixture.h"
+#include "unit/collectives/reference.h"
+
+namespace kolo::testing {
+namespace {
+
+using Backends = std::vector<std::unique_ptr<backends::HostBackend>>;
+
+const Layout kLayouts[] = {
+    {{0, 0}, "one_host_2"},
+    {{0, 0, 0}, "one_host_3"},
+    {{0, 0, 0, 0, 0}, "one_host_5"},
+    {{0, 0, 0, 0, 0, 0, 0, 0}, "one_host_8"},
+    {{0, 0, 1, 1}, "two_hosts_x2"},
+    {{0, 0, 0, 1, 1, 1}, "two_hosts_x3"},
+    {{0, 0, 1, 1, 2, 2}, "three_hosts_x2"},
+    {{0, 1, 0, 1}, "two_hosts_interleaved"},
+    {{0, 0, 1}, "uneven_hosts_tcp"},
+};
+
+class ShmBackendTest : public ::testing::TestWithParam<Layout> {
+ protected:
+  void SetUp() override { backends_ = make_backends(GetParam().hosts); }
+  int size() const { return static_cast<int>(GetParam().hosts.size()); }
+
+  void allreduce(DataType type, ReduceOp op, size_t count, bool in_place, double prescale = 1.0,
+                 double postscale = 1.0) {
+    const std::string what = fmt::format("{} {} count={} {} prescale={} postscale={}", dtype_name(type),
+                                         reduce_op_name(op), count, in_place ? "in place" : "out of place",
+                                         prescale, postscale);
+    const int n = size();
+    const uint64_t salt = ++salt_;
+    std::vector<Bytes> inputs;
+    for (int r = 0; r < n; ++r) inputs.push_back(make_input(type, op, count, r, salt));
+    const Bytes expected = reference_reduce(type, op, inputs, prescale, postscale);
+    std::vector<Bytes> results(n);
+    std::vector<std::string> problems(n);
+    ASSERT_EQ(run_backends(backends_,
+                           [&](backends::Backend& b) {
+                             const int r = b.rank();
+                             Bytes send = inputs[r];
+                             results[r] = in_place ? send : Bytes(send.size(), 0xcd);
+                             b.allreduce(in_place ? results[r].data() : send.data(), results[r].data(), count,
+                                         type, {op, prescale, postscale});
+                             problems[r] = compare(type, expected, results[r]);
+                             if (!in_place && send != inputs[r]) problems[r] += " (send buffer modified)";
+                           }),
+              "")
+        << what;
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(problems[r], "") << what << " on rank " << r;
+      EXPECT_TRUE(results[r] == results[0]) << what << ": rank " << r << " differs from rank 0";
+    }
+  }
+
+  Backends backends_;
+  uint64_t salt_ = 0;
+};
+
+TEST_P(ShmBackendTest, UsesSharedMemoryWhereAHostHasSeveralRanks) {
+  const auto& hosts = GetParam().hosts;
+  for (int r = 0; r < size(); ++r) {
+    const bool shared = std::count(hosts.begin(), hosts.end(), hosts[r]) > 1;
+    EXPECT_EQ(backends_[r]->name(), shared ? "shm+tcp" : "tcp") << GetParam().name << " rank " << r;
+  }
+}
+
+TEST_P(ShmBackendTest, EveryTypeAndOp) {
+  for (DataType type : kAllTypes)
+    for (ReduceOp op : kAllOps) {
+      if (!reduce_op_supported(op, type)) continue;
+      for (size_t count : {0, 1, 7, 1000})
+        for (bool in_place : {false, true}) allreduce(type, op, count, in_place);
+    }
+}
+
+TEST_P(ShmBackendTest, ManyRoundsAndUnevenShards) {
+  const size_t n = size();
+  // 4 KiB slots: 5000 float64 take many rounds; counts around n give empty shards.
+  for (size_t count : {n - 1, n + 1, 2 * n + 3, size_t{5003}, size_t{99991}}) {
+    allreduce(DataType::kFloat32, ReduceOp::kSum, count, false);
+    allreduce(DataType::kFloat64, ReduceOp::kMax, count, true);
+  }
+  allreduce(DataType::kFloat16, ReduceOp::kSum, (size_t{1} << 18) + 3, true);
+}
+
+TEST_P(ShmBackendTest, ScalingAndAverage) {
+  for (DataType type : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kFloat64}) {
+    for (size_t count : {size_t{13}, size_t{70001}}) {
+      allreduce(type, ReduceOp::kAverage, count, false);
+      allreduce(type, ReduceOp::kSum, count, true, 2.0, 0.25);
+      allreduce(type, ReduceOp::kAverage, count, false, 0.5, 3.0);
+    }
+  }
+}
+
+TEST_P(ShmBackendTest, AllgathervUnevenAndEmptyBlocks) {
+  const int n = size();
+  for (size_t base : {size_t{0}, size_t{1}, size_t{3000}}) {
+    std::vector<size_t> counts(n);
+    for (int r = 0; r < n; ++r) counts[r] = r % 3 == 1 ? 0 : base + static_cast<size_t>(r) * 17;
+    size_t total = 0;
+    for (size_t c : counts) total += c;
+    std::vector<Bytes> blocks;
+    Bytes expected;
+    for (int r = 0; r < n; ++r) {
+      blocks.push_back(make_bytes(counts[r] * 4, r, base));
+      expected.insert(expected.end(), blocks[r].begin(), blocks[r].end());
+    }
+    std::vector<Bytes> results(n);
+    ASSERT_EQ(run_backends(backends_,
+                           [&](backends::Backend& b) {
+                             results[b.rank()] = Bytes(total * 4, 0xcd);
+                             b.allgatherv(blocks[b.rank()].data(), results[b.rank()].data(), counts,
+                                          DataType::kFloat32);
+                           }),
+              "");
+    for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == expected) << "base " << base << " rank " << r;
+  }
+}
+
+TEST_P(ShmBackendTest, BroadcastFromEveryRoot) {
+  const int n = size();
+  for (int root = 0; root < n; ++root)
+    for (size_t bytes : {size_t{0}, size_t{1}, size_t{10007}}) {
+      const Bytes data = make_bytes(bytes, root, 7);
+      std::vector<Bytes> results(n);
+      ASSERT_EQ(run_backends(backends_,
+                             [&](backends::Backend& b) {
+                               results[b.rank()] = b.rank() == root ? data : Bytes(bytes, 0);
+                               b.broadcast(results[b.rank()].data(), bytes, DataType::kUInt8, root);
+                             }),
+                "");
+      for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == data) << "root " << root << " bytes " << bytes;
+    }
+}
+
+TEST_P(ShmBackendTest, MixedSequenceReusesSlotsSafely) {
+  // Alternating paths and sizes, with barriers between, on the same slots.
+  for (int round = 0; round < 5; ++round) {
+    allreduce(DataType::kInt32, ReduceOp::kSum, 3, false);
+    allreduce(DataType::kInt64, ReduceOp::kSum, 9000, true);
+    ASSERT_EQ(run_backends(backends_, [](backends::Backend& b) { b.barrier(); }), "");
+    allreduce(DataType::kFloat32, ReduceOp::kMin, 1500, false);
+  }
+}
+
+TEST_P(ShmBackendTest, FusedPartsInPlaceOrThroughTheDefault) {
+  // Parts of every shape, one of them missing on rank 0 (a joined rank:
+  // zeros in, nothing out); in place on one host, fused by the default
+  // elsewhere. Either way: the reference of the concatenation.
+  const int n = size();
+  const std::vector<size_t> counts{0, 1, 1000, 7, 3001};
+  size_t total = 0;
+  for (size_t c : counts) total += c;
+  for (DataType type : {DataType::kFloat32, DataType::kInt32})
+    for (auto [op, prescale, postscale] : {std::tuple{ReduceOp::kSum, 1.0, 1.0}, std::tuple{ReduceOp::kAverage, 2.0, 0.5},
+                                           std::tuple{ReduceOp::kMax, 1.0, 1.0}}) {
+      std::vector<Bytes> inputs;
+      for (int r = 0; r < n; ++r) {
+        inputs.push_back(make_input(type, op, total, r, ++salt_));
+        if (r == 0) {  // part 3 (7 elements, from element 1001) missing on rank 0
+          Bytes zero(dtype_size(type), 0);
+          for (size_t i = 1001; i < 1008; ++i)
+            std::copy(zero.begin(), zero.end(), inputs[0].begin() + static_cast<long>(i * zero.size()));
+        }
+      }
+      const Bytes expected = reference_reduce(type, op, inputs, prescale, postscale);
+      std::vector<Bytes> results(n);
+      ASSERT_EQ(run_backends(backends_,
+                             [&](backends::Backend& b) {
+                               const int r = b.rank();
+                               const size_t e = dtype_size(type);
+                               results[r] = Bytes(total * e, 0xcd);
+                               std::vector<backends::FusedPart> parts;
+                               size_t at = 0;
+                               for (size_t i = 0; i < counts.size(); ++i) {
+                                 const bool missing = r == 0 && i == 3;
+                                 parts.push_back({missing ? nullptr : inputs[r].data() + at * e,
+                                                  missing ? nullptr : results[r].data() + at * e, counts[i]});
+                                 at += counts[i];
+                               }
+                               b.allreduce_parts(parts, type, {op, prescale, postscale});
+                             }),
+                "");
+      for (int r = 0; r < n; ++r) {
+        Bytes want = expected;
+        if (r == 0)  // rank 0 asked for no output of part 3: its bytes stay as they were
+          std::fill(want.begin() + static_cast<long>(1001 * dtype_size(type)),
+                    want.begin() + static_cast<long>(1008 * dtype_size(type)), 0xcd);
+        EXPECT_TRUE(results[r] == want) << dtype_name(type) << " " << reduce_op_name(op) << " rank " << r;
+      }
+    }
+}
+
+TEST_P(ShmBackendTest, HierarchicalBandwidthPathAndItsOffSwitch) {
+  // A ring threshold of 0 sends every size through the reduce-scatter /
+  // cross-host / allgather path; kOff through the flat TCP ring.
+  for (auto mode : {collectives::HierarchicalMode::kAuto, collectives::HierarchicalMode::kOff}) {
+    collectives::CollectiveOptions options;
+    options.allreduce_ring_threshold = 0;
+    options.hierarchical_allreduce = mode;
+    options.hierarchical_allgather = mode;
+    backends_ = make_backends(GetParam().hosts, small_slot_options(), options);
+    for (size_t count : {size_t{1}, size_t{5}, size_t{4099}})
+      allreduce(DataType::kInt32, ReduceOp::kSum, count, count % 2 == 0);
+    allreduce(DataType::kFloat32, ReduceOp::kAverage, 20011, false);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ShmBackendTest, ::testing::ValuesIn(kLayouts),
+                         [](const auto& layout) { return layout.param.name; });
+
+}  // namespace
+}  // namespace kolo::testing

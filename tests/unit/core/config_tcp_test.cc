@@ -1,0 +1,61 @@
+// Config::FromEnv: the TCP streams settings (KOLO_TCP_STREAMS,
+// KOLO_TCP_STRIPE_BYTES), their defaults and clear errors for bad values.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "common/error.h"
+#include "core/config.h"
+
+namespace kolo {
+namespace {
+
+struct ScopedVar {
+  ScopedVar(const char* name_, const char* value) : name(name_) { ::setenv(name, value, 1); }
+  ~ScopedVar() { ::unsetenv(name); }
+  const char* name;
+};
+
+std::string rejection(const char* name, const char* value) {
+  ScopedVar var(name, value);
+  try {
+    Config::FromEnv();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << name << "=" << value << " was accepted";
+  return "";
+}
+
+TEST(ConfigTcp, StreamsDefaultToOne) {
+  Config c = Config::FromEnv();
+  EXPECT_EQ(c.tcp.streams, 1);
+  EXPECT_EQ(c.tcp.stripe_threshold, 256u << 10);
+  EXPECT_NE(c.Describe().find("streams=1 stripe_threshold=262144"), std::string::npos) << c.Describe();
+}
+
+TEST(ConfigTcp, StreamsAndStripeBytesFromTheEnvironment) {
+  ScopedVar streams("KOLO_TCP_STREAMS", "4");
+  ScopedVar bytes("KOLO_TCP_STRIPE_BYTES", "1M");
+  Config c = Config::FromEnv();
+  EXPECT_EQ(c.tcp.streams, 4);
+  EXPECT_EQ(c.tcp.stripe_threshold, 1u << 20);
+  ScopedVar most("KOLO_TCP_STREAMS", "16");
+  EXPECT_EQ(Config::FromEnv().tcp.streams, 16);
+}
+
+TEST(ConfigTcp, BadValuesNameTheVariable) {
+  for (const char* value : {"0", "-2", "17", "many", "2.5"}) {
+    std::string what = rejection("KOLO_TCP_STREAMS", value);
+    EXPECT_NE(what.find("KOLO_TCP_STREAMS"), std::string::npos) << value << ": " << what;
+  }
+  EXPECT_NE(rejection("KOLO_TCP_STREAMS", "17").find("between 1 and 16"), std::string::npos);
+  for (const char* value : {"lots", "-1", "12Q"}) {
+    std::string what = rejection("KOLO_TCP_STRIPE_BYTES", value);
+    EXPECT_NE(what.find("KOLO_TCP_STRIPE_BYTES"), std::string::npos) << value << ": " << what;
+  }
+}
+
+}  // namespace
+}  // namespace kolo
