@@ -20,6 +20,7 @@
 #include "collectives/reduce/reduce.h"
 #include "collectives/shm/shm_collectives.h"
 #include "collectives/shm/shm_internal.h"
+#include "collectives/shm/stream_copy.h"
 
 namespace kolo::collectives::shm {
 namespace {
@@ -27,6 +28,8 @@ namespace {
 using internal::bytes_at;
 using internal::guarded;
 using internal::ShardLayout;
+
+void plain_copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 
 // Members' shards reduced in rounds; `gather` distinguishes allreduce from
 // reduce-scatter.
@@ -36,6 +39,7 @@ void reduce_in_rounds(ShmGroup& group, const void* in, void* out, size_t count, 
   const int r = group.rank();
   const ShardLayout layout(count, n, dtype, group.slot_bytes());
   const size_t e = layout.element;
+  const auto copy_out = count * e >= kStreamingBytes ? stream_copy : plain_copy;
   for (size_t k = 0; k < layout.rounds; ++k) {
     const int buffer = static_cast<int>(k % 2);
     group.acquire_slot(buffer);
@@ -70,8 +74,8 @@ void reduce_in_rounds(ShmGroup& group, const void* in, void* out, size_t count, 
     }
     group.wait_all(reduced);
     for (int j = 0; j < n; ++j) {
-      std::memcpy(bytes_at(out, layout.chunk_begin(j, k) * e), group.slot(j, buffer) + layout.sub_block(j),
-                  layout.chunk_count(j, k) * e);
+      copy_out(bytes_at(out, layout.chunk_begin(j, k) * e), group.slot(j, buffer) + layout.sub_block(j),
+               layout.chunk_count(j, k) * e);
     }
     group.retire_slot(buffer, group.advance());
   }

@@ -96,6 +96,12 @@ TEST_P(ShmBackendTest, ManyRoundsAndUnevenShards) {
   allreduce(DataType::kFloat16, ReduceOp::kSum, (size_t{1} << 18) + 3, true);
 }
 
+TEST_P(ShmBackendTest, MessagesLargeEnoughForStreamingStores) {
+  // At least kStreamingBytes: the output is written with non-temporal stores.
+  allreduce(DataType::kFloat32, ReduceOp::kSum, (size_t{1} << 21) + 5, false);
+  allreduce(DataType::kInt64, ReduceOp::kMax, (size_t{1} << 20) + 3, true);
+}
+
 TEST_P(ShmBackendTest, ScalingAndAverage) {
   for (DataType type : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kFloat64}) {
     for (size_t count : {size_t{13}, size_t{70001}}) {
