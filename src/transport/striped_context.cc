@@ -13,10 +13,8 @@
 namespace kolo::transport {
 
 StripeLayout::StripeLayout(size_t bytes, size_t streams, size_t stripe_threshold) : bytes_(bytes) {
-  // Parts of at least kMinPartBytes: below that a part's own frame and
-  // wake-up cost more than a second connection saves. kMinPartBytes is far
-  // above kAlign * kMaxStreams, so rounding the stride up to kAlign never
-  // leaves the last part empty.
+  // kMinPartBytes is far above kAlign * kMaxStreams, so rounding the stride
+  // up to kAlign never leaves the last part empty.
   if (bytes >= stripe_threshold && streams > 1)
     parts_ = std::clamp<size_t>(bytes / kMinPartBytes, 1, std::min(streams, StripedContext::kMaxStreams));
   const size_t even = (bytes + parts_ - 1) / parts_;

@@ -7,8 +7,9 @@
 //
 // Which stream carries what (StripeLayout):
 // - A message of at least stripe_threshold bytes is cut into up to S
-//   contiguous byte ranges of at least kMinPartBytes each (fewer parts for
-//   mid sizes); part i travels on stream i with the message's own tag.
+//   contiguous byte ranges of at least StripeLayout::kMinPartBytes each
+//   (fewer parts for mid sizes, one below twice that); part i travels on
+//   stream i with the message's own tag.
 // - A smaller message travels whole on stream 0, so the small-message path
 //   (latency) is exactly that of a single stream.
 //
@@ -48,7 +49,11 @@ namespace kolo::transport {
 // lines), the last takes the rest and is never empty.
 class StripeLayout {
  public:
-  static constexpr size_t kMinPartBytes = 16 * 1024;
+  // Each part costs a frame, a wait and often a thread hand-off; on the
+  // 2-core test VM parts of 64 KiB (256 KiB ring chunks over 4 streams)
+  // made allreduce 2x slower over veth, while 128 KiB and up did not
+  // (docs/benchmarks.md, "Several TCP streams per peer").
+  static constexpr size_t kMinPartBytes = 128 * 1024;
   static constexpr size_t kAlign = 64;
 
   StripeLayout(size_t bytes, size_t streams, size_t stripe_threshold);

@@ -25,8 +25,8 @@ using kolo::testing::run_threads;
 using kolo::testing::striped_options;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kThreshold = 40000;
-constexpr size_t kMessage = 300000;  // three parts of about 100 KB
+constexpr size_t kThreshold = 300000;
+constexpr size_t kMessage = 400000;  // three parts of about 133 KB
 
 std::string host_name() {
   char name[256] = {};
@@ -50,7 +50,7 @@ std::string error_of(Fn&& op) {
   return "";
 }
 
-// Sends parts [0, parts) of a kMessage-byte message on rank's raw streams:
+// Sends parts [0, parts) of a message on a rank's raw streams:
 // a striped message cut short.
 void send_first_parts(const std::vector<Context*>& raw, int peer, Tag tag, const std::vector<uint8_t>& data,
                       size_t parts) {

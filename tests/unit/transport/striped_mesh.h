@@ -12,9 +12,9 @@
 
 namespace kolo::testing {
 
-// Small enough that the tests' messages are cut, large enough for two
-// parts of StripeLayout::kMinPartBytes.
-constexpr size_t kTestStripeBytes = 40 * 1000;
+// Just above two parts of StripeLayout::kMinPartBytes (128 KiB), so a
+// message at the threshold is cut in two and one a byte shorter is not.
+constexpr size_t kTestStripeBytes = 300 * 1000;
 
 inline transport::tcp::TcpOptions striped_options(
     int streams, size_t stripe_threshold = kTestStripeBytes,
