@@ -18,8 +18,9 @@
 // - A wait that exceeds the operation timeout throws TimeoutError naming the
 //   peer and tag it was waiting on.
 //
-// TCP implements this now; shared memory (same host) and multi-stream TCP
-// slot in behind the same interface.
+// Implementations: TCP (tcp/), several TCP streams per peer (striped_context.h)
+// and a process set's view of a parent (sub_context.h). Shared memory within a
+// host is not a Context: its collectives work on a segment (shm/shm_group.h).
 #pragma once
 
 #include <cstddef>
