@@ -18,6 +18,16 @@ Status status_from_current_exception() {
   }
 }
 
+std::string message_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
 namespace detail {
 void check_failed(const char* file, int line, const char* condition, const std::string& detail) {
   std::string what = fmt::format("internal check failed at {}:{}: {}", file, line, condition);

@@ -2,6 +2,7 @@
 // to, so the API boundary converts any of them to a Status in one place.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -39,5 +40,9 @@ KOLO_DEFINE_ERROR(WorkerRemovedError, kRemoved);
 // Converts whatever is in flight (a kolo::Error, another std::exception, or
 // anything else) into a Status. Call only from inside a catch block.
 Status status_from_current_exception();
+
+// The message of a captured exception ("unknown error" when it is not a
+// std::exception), for logs and for passing a root cause on.
+std::string message_of(const std::exception_ptr& error);
 
 }  // namespace kolo

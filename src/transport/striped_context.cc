@@ -53,16 +53,6 @@ class StripedStreams {
 
 namespace {
 
-std::string message_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown error";
-  }
-}
-
 // One message's parts, one per stream. Parts live inline: a request is one
 // allocation on top of its parts', as many are posted per collective.
 class StripedRequest final : public Request {

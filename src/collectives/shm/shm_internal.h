@@ -38,11 +38,6 @@ struct ShardLayout {
   size_t sub_block(int j) const { return static_cast<size_t>(j) * per_round * element; }
 };
 
-inline const std::byte* bytes_at(const void* base, size_t offset) {
-  return static_cast<const std::byte*>(base) + offset;
-}
-inline std::byte* bytes_at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
-
 // Runs a collective's body; an exception poisons the group (its phases are
 // out of step now) and tells the other members before it propagates.
 template <typename Body>

@@ -1,14 +1,18 @@
-// Shared-memory allreduce and reduce-scatter (see shm_collectives.h).
+// Shared-memory allreduce, reduce-scatter and fused allreduce (see
+// shm_collectives.h), all on one round engine over a PartList (a plain
+// message is one part).
 //
-// A round covers, for every member j, chunk k of shard j (E elements). Its
-// phases, each ended by advance():
-//   1. copy: member r puts chunk k of every shard j != r of its input into
-//      sub-block j of its slot (its own shard it reads from its input);
-//   2. reduce: r combines its input's chunk of shard r with sub-block r of
-//      every other member's slot, writing into sub-block r of its own slot
-//      (allreduce) or straight into `out` (reduce-scatter);
+// A round covers, for every member j, chunk k of shard j. Its phases, each
+// ended by advance():
+//   1. copy: member r puts chunk k of every shard j != r into sub-block j of
+//      its slot (and its own chunk too when it spans parts or needs
+//      prescaling; else it is read where it is);
+//   2. reduce: r combines its own chunk with sub-block r of every other
+//      member's slot, into sub-block r of its own slot (allreduce) or
+//      straight into the output when that is contiguous (reduce-scatter);
 //   3. gather (allreduce): everyone copies sub-block j of member j's slot to
-//      chunk k of shard j in `out`.
+//      chunk k of shard j of the outputs, with streaming stores from
+//      kStreamingBytes on.
 // Phase 2 of member r reads only sub-blocks r, and writes only its own
 // sub-block r, which nobody else reads until phase 3: no member overwrites
 // what another still reads. Rounds alternate between the two slots; before
@@ -18,6 +22,7 @@
 
 #include "collectives/collectives.h"
 #include "collectives/reduce/reduce.h"
+#include "collectives/shm/part_list.h"
 #include "collectives/shm/shm_collectives.h"
 #include "collectives/shm/shm_internal.h"
 #include "collectives/shm/stream_copy.h"
@@ -25,58 +30,57 @@
 namespace kolo::collectives::shm {
 namespace {
 
-using internal::bytes_at;
 using internal::guarded;
+using internal::PartList;
 using internal::ShardLayout;
 
 void plain_copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 
-// Members' shards reduced in rounds; `gather` distinguishes allreduce from
-// reduce-scatter.
-void reduce_in_rounds(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
-                      ReduceOp op, double postscale, bool gather) {
+void reduce_in_rounds(ShmGroup& group, const PartList& list, DataType dtype, ReduceOp op, double prescale,
+                      double postscale, bool gather) {
   const int n = group.size();
   const int r = group.rank();
-  const ShardLayout layout(count, n, dtype, group.slot_bytes());
-  const size_t e = layout.element;
-  const auto copy_out = count * e >= kStreamingBytes ? stream_copy : plain_copy;
+  const ShardLayout layout(list.total(), n, dtype, group.slot_bytes());
+  const auto copy_out = list.total() * layout.element >= kStreamingBytes ? stream_copy : plain_copy;
   for (size_t k = 0; k < layout.rounds; ++k) {
     const int buffer = static_cast<int>(k % 2);
     group.acquire_slot(buffer);
     std::byte* mine = group.slot(r, buffer);
+    const size_t length = layout.chunk_count(r, k);
+    const size_t begin = layout.chunk_begin(r, k);
+    const std::byte* own = prescale == 1.0 ? list.contiguous_input(begin, length) : nullptr;
     for (int j = 0; j < n; ++j) {
-      if (j == r) continue;
-      std::memcpy(mine + layout.sub_block(j), bytes_at(in, layout.chunk_begin(j, k) * e),
-                  layout.chunk_count(j, k) * e);
+      if (j == r && own != nullptr) continue;
+      std::byte* sub = mine + layout.sub_block(j);
+      list.read(layout.chunk_begin(j, k), layout.chunk_count(j, k), sub);
+      reduce::scale(sub, layout.chunk_count(j, k), dtype, prescale);
     }
     group.wait_all(group.advance());
 
-    const size_t length = layout.chunk_count(r, k);
-    const size_t begin = layout.chunk_begin(r, k) * e;
-    void* dst = gather ? static_cast<void*>(mine + layout.sub_block(r)) : bytes_at(out, begin);
-    const void* own = bytes_at(in, begin);
-    bool first = true;
+    std::byte* direct = gather ? nullptr : list.contiguous_output(begin, length);
+    std::byte* dst = direct != nullptr ? direct : mine + layout.sub_block(r);
+    const std::byte* first = own != nullptr ? own : mine + layout.sub_block(r);
+    bool combined = false;
     for (int q = 0; q < n; ++q) {
       if (q == r) continue;
       const std::byte* theirs = group.slot(q, buffer) + layout.sub_block(r);
-      if (first) {
-        reduce::reduce(dst, own, theirs, length, dtype, op);
-      } else {
+      if (combined) {
         reduce::reduce_into(dst, theirs, length, dtype, op);
+      } else {
+        reduce::reduce(dst, first, theirs, length, dtype, op);
+        combined = true;
       }
-      first = false;
     }
     reduce::scale(dst, length, dtype, postscale);
-    const uint32_t reduced = group.advance();
     if (!gather) {
-      group.retire_slot(buffer, reduced);
+      if (direct == nullptr) list.write(begin, length, dst, plain_copy);
+      group.retire_slot(buffer, group.advance());
       continue;
     }
-    group.wait_all(reduced);
-    for (int j = 0; j < n; ++j) {
-      copy_out(bytes_at(out, layout.chunk_begin(j, k) * e), group.slot(j, buffer) + layout.sub_block(j),
-               layout.chunk_count(j, k) * e);
-    }
+    group.wait_all(group.advance());
+    for (int j = 0; j < n; ++j)
+      list.write(layout.chunk_begin(j, k), layout.chunk_count(j, k), group.slot(j, buffer) + layout.sub_block(j),
+                 copy_out);
     group.retire_slot(buffer, group.advance());
   }
 }
@@ -107,7 +111,8 @@ void allreduce(ShmGroup& group, const void* in, void* out, size_t count, DataTyp
     if (bytes <= std::min(small_bytes, group.slot_bytes())) {
       allreduce_small(group, in, out, count, dtype, op, postscale);
     } else {
-      reduce_in_rounds(group, in, out, count, dtype, op, postscale, true);
+      const std::vector<Part> whole{{in, out, count}};
+      reduce_in_rounds(group, PartList(whole, dtype_size(dtype)), dtype, op, 1.0, postscale, true);
     }
   });
 }
@@ -115,7 +120,16 @@ void allreduce(ShmGroup& group, const void* in, void* out, size_t count, DataTyp
 void reduce_scatter(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
                     ReduceOp op, double postscale) {
   if (count == 0) return;
-  guarded(group, [&] { reduce_in_rounds(group, in, out, count, dtype, op, postscale, false); });
+  // Only this member's shard of `out` is written.
+  const std::vector<Part> whole{{in, out, count}};
+  guarded(group, [&] { reduce_in_rounds(group, PartList(whole, dtype_size(dtype)), dtype, op, 1.0, postscale, false); });
+}
+
+void allreduce_parts(ShmGroup& group, const std::vector<Part>& parts, DataType dtype, ReduceOp op,
+                     double prescale, double postscale) {
+  const PartList list(parts, dtype_size(dtype));
+  if (list.total() == 0) return;
+  guarded(group, [&] { reduce_in_rounds(group, list, dtype, op, prescale, postscale, true); });
 }
 
 }  // namespace kolo::collectives::shm

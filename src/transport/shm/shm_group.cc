@@ -210,14 +210,7 @@ void ShmGroup::abort(const std::string& reason) {
 
 void ShmGroup::poison(std::exception_ptr error) {
   if (error_) return;
-  std::string reason = "shared-memory collective failed";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    reason = e.what();
-  } catch (...) {
-  }
-  abort(reason);
+  abort(message_of(error));
   error_ = error;
 }
 

@@ -28,16 +28,6 @@ std::vector<std::string> peer_names(const std::vector<std::string>& hosts) {
   return names;
 }
 
-std::string what_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown error";
-  }
-}
-
 const char* verb(const Operation& op) { return op.kind == Operation::Kind::kRecv ? "receive" : "send"; }
 
 }  // namespace
@@ -323,7 +313,7 @@ void TcpCore::poison(std::exception_ptr error, int origin, const std::string& re
       it = op.busy ? std::next(it) : pending_.erase(it);
     }
     changed_.notify_all();
-    if (!closed_) KOLO_LOG_WARNING("rank {}: transport failed: {}", rank_, what_of(error));
+    if (!closed_) KOLO_LOG_WARNING("rank {}: transport failed: {}", rank_, message_of(error));
   }
   const std::string abort_body = fmt::format("{}\n{}", origin, reason);
   for (auto& link : links_) {
