@@ -20,6 +20,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a burst of enqueues must have been quiet before a cycle starts
+// early (see Engine::wait_for_cycle).
+std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) { return cycle_time / 10; }
+
 std::shared_ptr<rendezvous::Store> connect_store(const Config& config) {
   if (config.layout.size == 1 && config.rendezvous.address.empty()) {
     return std::make_shared<rendezvous::MemoryStore>();
@@ -195,9 +199,14 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     return handles;
   }
   set->queue.push(std::move(entries));
+  // Only the first enqueue since the cycle began wakes the background
+  // thread (which may be in a long idle pause); later ones in the burst
+  // just move last_enqueue_, which it reads when its settle wait ends. A
+  // wake-up per tensor cost a context switch each on a busy host.
+  const bool first_since_cycle = last_enqueue_ <= last_cycle_start_;
   last_enqueue_ = Clock::now();
   lock.unlock();
-  wake_.notify_one();
+  if (first_since_cycle) wake_.notify_one();
   return handles;
 }
 
@@ -317,7 +326,7 @@ void Engine::wait_for_cycle(Clock::time_point deadline) {
   // submits its gradients in a burst, and waiting out the rest of the cycle
   // would only add latency. Ranks that start early just wait inside the
   // negotiation for the others.
-  const auto settle = config_.engine.cycle_time / 10;
+  const auto settle = settle_time(config_.engine.cycle_time);
   std::unique_lock lock(mutex_);
   while (!shutdown_requested_) {
     auto now = Clock::now();
@@ -346,18 +355,39 @@ std::chrono::microseconds Engine::idle_pause(int idle_cycles) const {
   return config_.engine.cycle_time * factor;
 }
 
+// This rank still holds tensors after a cycle: a peer has not submitted
+// them yet, typically because its cycle began in the middle of the same
+// burst of enqueues (or just before it). The rest is on its way, so the next
+// negotiation comes after a settle time instead of a whole cycle; this rank
+// then waits inside it for the peer (sleeping, not spinning). After cycles
+// that ran nothing the pause doubles up to the cycle time, so tensors that
+// peers never submit (a stall) do not make the cycles fast.
+std::chrono::microseconds Engine::catch_up_pause(int unanswered_cycles) const {
+  const auto settle = settle_time(config_.engine.cycle_time);
+  return std::min(config_.engine.cycle_time, settle * (1 << std::min(unanswered_cycles, 10)));
+}
+
 void Engine::loop() {
   Clock::time_point next_cycle = Clock::now();
   int idle_cycles = 0;
+  int unanswered_cycles = 0;
   try {
     while (true) {
       wait_for_cycle(next_cycle);
       const Clock::time_point started = Clock::now();
       timeline_.mark_cycle_start();
       cycle_busy_ = false;
+      cycle_ran_ = false;
+      cycle_left_waiting_ = false;
       if (!run_cycle()) break;
       idle_cycles = cycle_busy_ ? 0 : idle_cycles + 1;
-      next_cycle = started + idle_pause(idle_cycles);
+      if (cycle_left_waiting_) {
+        unanswered_cycles = cycle_ran_ ? 0 : unanswered_cycles + 1;
+        next_cycle = started + catch_up_pause(unanswered_cycles);
+      } else {
+        unanswered_cycles = 0;
+        next_cycle = started + idle_pause(idle_cycles);
+      }
     }
     if (!stall_shutdown_.ok()) {
       KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, stall_shutdown_.message());
@@ -438,6 +468,8 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
     }
   }
   for (const Response& response : responses) run_response(set, response, outcome.cacheable);
+  if (!responses.empty()) cycle_ran_ = true;
+  if (set.controller->has_pending()) cycle_left_waiting_ = true;
   return outcome.shutdown;
 }
 

@@ -146,6 +146,7 @@ class Engine {
   std::shared_ptr<ProcessSet> member_set(int32_t id) const;  // requires mutex_
   void wait_for_cycle(std::chrono::steady_clock::time_point deadline);
   std::chrono::microseconds idle_pause(int idle_cycles) const;
+  std::chrono::microseconds catch_up_pause(int unanswered_cycles) const;
   void loop();
   bool run_cycle();
   bool run_set(ProcessSet& set, bool want_shutdown);
@@ -174,6 +175,8 @@ class Engine {
   std::chrono::steady_clock::time_point last_enqueue_{};     // guarded by mutex_
   std::chrono::steady_clock::time_point last_cycle_start_{}; // guarded by mutex_
   bool cycle_busy_ = false;  // background thread only: this cycle had work
+  bool cycle_ran_ = false;           // background thread only: this cycle ran a response
+  bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
   Status failure_;                   // guarded by mutex_
   Status stall_shutdown_;            // background thread
   std::thread thread_;
