@@ -376,11 +376,10 @@ void Engine::loop() {
       wait_for_cycle(next_cycle);
       const Clock::time_point started = Clock::now();
       timeline_.mark_cycle_start();
-      cycle_busy_ = false;
       cycle_ran_ = false;
       cycle_left_waiting_ = false;
       if (!run_cycle()) break;
-      idle_cycles = cycle_busy_ ? 0 : idle_cycles + 1;
+      idle_cycles = cycle_ran_ || cycle_left_waiting_ ? 0 : idle_cycles + 1;
       if (cycle_left_waiting_) {
         unanswered_cycles = cycle_ran_ ? 0 : unanswered_cycles + 1;
         next_cycle = started + catch_up_pause(unanswered_cycles);
@@ -442,7 +441,6 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
                                       pending.empty() ? "" : "; pending: " + pending));
   }
   publish_cache_stats(set);
-  if (!outcome.responses.empty() || set.controller->has_pending()) cycle_busy_ = true;
   if (!outcome.stall_shutdown.empty()) {
     // Every rank got this text in the same response list, so each stops on
     // its own; aborting the transport would race the others' receipt of it.

@@ -174,7 +174,6 @@ class Engine {
   bool stopped_ = false;             // guarded by mutex_: no more enqueues
   std::chrono::steady_clock::time_point last_enqueue_{};     // guarded by mutex_
   std::chrono::steady_clock::time_point last_cycle_start_{}; // guarded by mutex_
-  bool cycle_busy_ = false;  // background thread only: this cycle had work
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
   Status failure_;                   // guarded by mutex_

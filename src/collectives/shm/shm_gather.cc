@@ -41,8 +41,8 @@ void for_window(const std::vector<ByteRange>& ranges, size_t begin, size_t lengt
 // windows into chunks.
 size_t broadcast_chunk_bytes(size_t message_in_window, size_t window) {
   constexpr size_t kMinChunk = size_t{16} << 10;
-  const size_t floor = std::min(kMinChunk, std::max<size_t>(window / 4, 1));
-  const size_t chunk = std::max(message_in_window / 8, floor);
+  const size_t least = std::min(kMinChunk, std::max<size_t>(window / 4, 1));
+  const size_t chunk = std::max(message_in_window / 8, least);
   return std::min(window, (chunk + 63) / 64 * 64);
 }
 
