@@ -58,7 +58,7 @@ void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRa
   const size_t window = group.slot_bytes();
   guarded(group, [&] {
     for (size_t k = 0; k * window < longest; ++k) {
-      const int buffer = static_cast<int>(k % 2);
+      const int buffer = group.next_buffer();
       group.acquire_slot(buffer);
       std::byte* mine = group.slot(r, buffer);
       for_window(pieces[r], k * window, window,
@@ -70,7 +70,7 @@ void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRa
         for_window(pieces[q], k * window, window,
                    [&](size_t at, size_t in_window, size_t len) { std::memcpy(base + at, theirs + in_window, len); });
       }
-      group.retire_slot(buffer, group.advance());
+      group.retire_slot(buffer);
     }
   });
 }
@@ -85,8 +85,8 @@ void broadcast(ShmGroup& group, void* data, size_t bytes, int root) {
   const size_t window = group.slot_bytes();
   const size_t chunk = broadcast_chunk_bytes(std::min(bytes, window), window);
   guarded(group, [&] {
-    for (size_t begin = 0, k = 0; begin < bytes; begin += window, ++k) {
-      const int buffer = static_cast<int>(k % 2);
+    for (size_t begin = 0; begin < bytes; begin += window) {
+      const int buffer = group.next_buffer();
       const size_t length = std::min(window, bytes - begin);
       std::byte* slot = group.slot(root, buffer);
       if (group.rank() == root) group.acquire_slot(buffer);
@@ -100,7 +100,7 @@ void broadcast(ShmGroup& group, void* data, size_t bytes, int root) {
           std::memcpy(base + begin + at, slot + at, n);
         }
       }
-      group.retire_slot(buffer, group.advance());
+      group.retire_slot(buffer);
     }
   });
 }

@@ -15,8 +15,9 @@
 //      kStreamingBytes on.
 // Phase 2 of member r reads only sub-blocks r, and writes only its own
 // sub-block r, which nobody else reads until phase 3: no member overwrites
-// what another still reads. Rounds alternate between the two slots; before
-// reusing one, a member waits until everyone has finished round k-2.
+// what another still reads. Rounds alternate between the two slots (across
+// collectives too); before reusing one, a member waits until everyone has
+// finished reading it two windows ago.
 #include <algorithm>
 #include <cstring>
 
@@ -43,7 +44,7 @@ void reduce_in_rounds(ShmGroup& group, const PartList& list, DataType dtype, Red
   const ShardLayout layout(list.total(), n, dtype, group.slot_bytes());
   const auto copy_out = list.total() * layout.element >= kStreamingBytes ? stream_copy : plain_copy;
   for (size_t k = 0; k < layout.rounds; ++k) {
-    const int buffer = static_cast<int>(k % 2);
+    const int buffer = group.next_buffer();
     group.acquire_slot(buffer);
     std::byte* mine = group.slot(r, buffer);
     const size_t length = layout.chunk_count(r, k);
@@ -74,31 +75,31 @@ void reduce_in_rounds(ShmGroup& group, const PartList& list, DataType dtype, Red
     reduce::scale(dst, length, dtype, postscale);
     if (!gather) {
       if (direct == nullptr) list.write(begin, length, dst, plain_copy);
-      group.retire_slot(buffer, group.advance());
+      group.retire_slot(buffer);
       continue;
     }
     group.wait_all(group.advance());
     for (int j = 0; j < n; ++j)
       list.write(layout.chunk_begin(j, k), layout.chunk_count(j, k), group.slot(j, buffer) + layout.sub_block(j),
                  copy_out);
-    group.retire_slot(buffer, group.advance());
+    group.retire_slot(buffer);
   }
 }
 
 // Every member publishes its whole input and reduces all of them in member
-// order, so all get the same bits with one wait.
+// order, so all get the same bits with one phase.
 void allreduce_small(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
                      ReduceOp op, double postscale) {
   const int n = group.size();
   const size_t bytes = count * dtype_size(dtype);
-  const int buffer = static_cast<int>(group.advance() % 2);  // alternate slots across operations
+  const int buffer = group.next_buffer();
   group.acquire_slot(buffer);
   std::memcpy(group.slot(group.rank(), buffer), in, bytes);
   group.wait_all(group.advance());
   reduce::reduce(out, group.slot(0, buffer), group.slot(1, buffer), count, dtype, op);
   for (int q = 2; q < n; ++q) reduce::reduce_into(out, group.slot(q, buffer), count, dtype, op);
   reduce::scale(out, count, dtype, postscale);
-  group.retire_slot(buffer, group.advance());
+  group.retire_slot(buffer);
 }
 
 }  // namespace

@@ -124,6 +124,14 @@ uint32_t ShmGroup::advance() {
   return seq_;
 }
 
+void ShmGroup::acquire_slot(int buffer) {
+  // A retirement waits for our own next advance; taking the same buffer
+  // again before making it would wait for everyone forever.
+  if (!reached(seq_, slot_retired_at_[buffer]))
+    throw InternalError("shared-memory slot reused with no phase since it was retired");
+  wait_all(slot_retired_at_[buffer]);
+}
+
 void ShmGroup::wait_all(uint32_t value) {
   for (int m = 0; m < size(); ++m) {
     if (m != rank_) wait_member(m, value);

@@ -13,9 +13,16 @@
 //   for one. A wait spins for ShmOptions::spin, then sleeps on the word's
 //   futex; advance() wakes sleepers only when there are any, so a phase on
 //   an idle pair of cores costs no system call.
-// - Slots are reused every other round: acquire_slot(b) waits until every
-//   member has passed the value recorded by retire_slot(b, v), i.e. has
-//   finished reading what this member last put in slot b.
+// - Slots are reused every other window: every window of every collective
+//   takes the next buffer from next_buffer(), which alternates across
+//   collectives too. acquire_slot(b) waits until every member has passed
+//   the value retire_slot(b) recorded, i.e. has finished reading what this
+//   member last put in slot b.
+// - retire_slot(b) costs no phase of its own: it records this member's next
+//   advance, which comes after the reads in program order. That advance is
+//   made by the window in between (each window advances at least once)
+//   before b is acquired again, so an operation of one window costs one
+//   phase: on a pair of cores that is one cache-line hand-off per call.
 //
 // Failure: a wait fails with PeerLostError when the member's process is gone,
 // TimeoutError after op_timeout, AbortedError when any member called
@@ -69,8 +76,10 @@ class ShmGroup {
   uint32_t advance();
   void wait_all(uint32_t value);
   void wait_member(int member, uint32_t value);
-  void acquire_slot(int buffer) { wait_all(slot_retired_at_[buffer]); }
-  void retire_slot(int buffer, uint32_t value) { slot_retired_at_[buffer] = value; }
+  // The buffer for the next window; all members take them in the same order.
+  int next_buffer() { return next_buffer_ ^= 1; }
+  void acquire_slot(int buffer);
+  void retire_slot(int buffer) { slot_retired_at_[buffer] = seq_ + 1; }
 
   // Throws the group's error if it is poisoned. Collectives call it first.
   void check_usable() const;
@@ -100,6 +109,7 @@ class ShmGroup {
   std::byte* slots_ = nullptr;
   uint32_t seq_ = 0;                     // our own word's value
   uint32_t slot_retired_at_[2] = {0, 0};
+  int next_buffer_ = 1;  // next_buffer() flips it first: the first window uses buffer 0
   std::exception_ptr error_;
 };
 

@@ -92,6 +92,29 @@ TEST(ShmGroupTest, WaitReturnsOnceThePeerAdvanced) {
   EXPECT_TRUE(released.load());
 }
 
+TEST(ShmGroupTest, BuffersAlternateAndARetiredSlotWaitsForEveryMembersNextPhase) {
+  Pair pair;
+  EXPECT_EQ(pair.a->next_buffer(), 0);
+  EXPECT_EQ(pair.a->next_buffer(), 1);
+  EXPECT_EQ(pair.a->next_buffer(), 0);
+  // a retires slot 0 with no phase since: taking it again would wait for
+  // a's own next advance forever, so it is refused at once.
+  pair.a->retire_slot(0);
+  EXPECT_THROW(pair.a->acquire_slot(0), InternalError);
+  // After a's phase the slot waits for b's too (b may still read it).
+  pair.a->advance();
+  std::atomic<bool> acquired{false};
+  std::thread taker([&] {
+    pair.a->acquire_slot(0);
+    acquired = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(acquired.load());
+  pair.b->advance();
+  taker.join();
+  EXPECT_TRUE(acquired.load());
+}
+
 TEST(ShmGroupTest, AbortReachesAWaitingMemberWithTheReason) {
   Pair pair(ShmOptions{true, 4096, std::chrono::microseconds(50), std::chrono::seconds(20)});
   std::string error;
