@@ -125,6 +125,14 @@ collectives::HierarchicalMode read_hierarchical(std::initializer_list<const char
   throw InvalidArgument(fmt::format("{}='{}' is not one of auto, 1, 0", *names.begin(), *text));
 }
 
+transport::shm::SingleCopy read_single_copy() {
+  auto text = env::get_string({"KOLO_SHM_SINGLE_COPY"});
+  if (!text || *text == "auto") return transport::shm::SingleCopy::kAuto;
+  if (*text == "1" || *text == "on" || *text == "true") return transport::shm::SingleCopy::kOn;
+  if (*text == "0" || *text == "off" || *text == "false") return transport::shm::SingleCopy::kOff;
+  throw InvalidArgument(fmt::format("KOLO_SHM_SINGLE_COPY='{}' is not one of auto, 1, 0", *text));
+}
+
 transport::shm::ShmOptions read_shm_options(const transport::tcp::TcpOptions& tcp) {
   transport::shm::ShmOptions shm;
   shm.enabled = env::get_bool({"KOLO_SHM"}).value_or(shm.enabled);
@@ -135,6 +143,8 @@ transport::shm::ShmOptions read_shm_options(const transport::tcp::TcpOptions& tc
     if (*spin < 0) throw InvalidArgument(fmt::format("KOLO_SHM_SPIN_MICROSECONDS={} is negative", *spin));
     shm.spin = std::chrono::microseconds(*spin);
   }
+  shm.single_copy = read_single_copy();
+  shm.single_copy_bytes = read_size({"KOLO_SHM_SINGLE_COPY_BYTES"}, shm.single_copy_bytes);
   shm.op_timeout = tcp.op_timeout;
   return shm;
 }
@@ -219,7 +229,8 @@ std::string Config::Describe() const {
       "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
       "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={} "
       "ring_min_chunk_bytes={}\n"
-      "  shm={} shm_slot_bytes={} shm_spin={}us shm_small_bytes={} hierarchical_allreduce={} "
+      "  shm={} shm_slot_bytes={} shm_spin={}us shm_small_bytes={} shm_single_copy={} "
+      "shm_single_copy_bytes={} hierarchical_allreduce={} "
       "hierarchical_allgather={}\n"
       "  backend={} fusion_threshold={} cycle_time={}us cache_capacity={} timeline='{}' "
       "mark_cycles={} stall_check={} stall_warning={}ms stall_shutdown={}ms",
@@ -232,7 +243,8 @@ std::string Config::Describe() const {
       static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
       collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes,
       collectives.ring_min_chunk_bytes, shm.enabled, shm.slot_bytes, shm.spin.count(),
-      collectives.shm_small_bytes, static_cast<int>(collectives.hierarchical_allreduce),
+      collectives.shm_small_bytes, static_cast<int>(shm.single_copy), shm.single_copy_bytes,
+      static_cast<int>(collectives.hierarchical_allreduce),
       static_cast<int>(collectives.hierarchical_allgather), engine.backend, engine.fusion_threshold_bytes,
       engine.cycle_time.count(), engine.cache_capacity, engine.timeline_path,
       engine.timeline_mark_cycles, engine.stall_check_enabled, engine.stall_warning_time.count(),

@@ -129,9 +129,14 @@ void HostBackend::allgatherv(const void* send, void* recv, const std::vector<siz
   const auto& own = ranges[static_cast<size_t>(rank())];
   auto* own_block = static_cast<std::byte*>(recv) + own.offset;
   if (own.length > 0 && own_block != send) std::memmove(own_block, send, own.length);
+  // A send buffer inside recv may have been overwritten by that move.
+  const auto* send_begin = static_cast<const std::byte*>(send);
+  const auto* recv_begin = static_cast<const std::byte*>(recv);
+  const bool send_intact = send_begin == own_block || send_begin + own.length <= recv_begin ||
+                           send_begin >= recv_begin + offset;
   on_shared_memory([&] {
     if (shm_alone) {
-      shm_allgatherv(topology_, recv, ranges);
+      shm_allgatherv(topology_, send_intact ? send : own_block, recv, ranges);
     } else {
       hierarchical_allgatherv(topology_, tag, recv, ranges, options_);
     }

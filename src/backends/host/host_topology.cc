@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <string>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "collectives/collectives.h"
 #include "common/error.h"
 #include "common/logging.h"
+#include "transport/shm/process_memory.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/sub_context.h"
 
@@ -27,6 +29,10 @@ struct Identity {
   int64_t host_index;
   uint64_t machine;
   int64_t pid;
+  // A word of this process the host's other ranks try to read directly,
+  // and what they must find there (see single_copy_works).
+  uint64_t probe_address;
+  uint64_t probe_value;
 };
 struct SegmentName {
   char name[56];
@@ -34,6 +40,7 @@ struct SegmentName {
 };
 struct Attached {
   int64_t ok;
+  int64_t single_copy;  // this rank can read every other local rank's memory
 };
 
 uint64_t fnv1a(const std::string& text) {
@@ -63,6 +70,15 @@ std::vector<std::string> member_names(transport::Context& context, const std::ve
   return names;
 }
 
+// True when this rank may read the memory of every other rank of its host
+// (process_vm_readv: same user, no policy against it, one pid namespace).
+bool single_copy_works(const std::vector<Identity>& ids, const std::vector<int>& local, int rank) {
+  return std::all_of(local.begin(), local.end(), [&](int r) {
+    return r == rank || transport::shm::can_read_process_memory(static_cast<pid_t>(ids[r].pid),
+                                                               ids[r].probe_address, ids[r].probe_value);
+  });
+}
+
 }  // namespace
 
 HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& context,
@@ -71,7 +87,11 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   transport::Context& ctx = *context;
   const int rank = ctx.rank();
   HostTopology topo;
-  const auto ids = allgather_records(ctx, first_tag, Identity{host_index, machine_identity(), ::getpid()});
+  // Stays alive (and unchanged) until every local rank has probed it, i.e.
+  // past the "attached" exchange below.
+  const uint64_t probe_word = std::random_device{}() * 0x9E3779B97F4A7C15ULL + 1;
+  const auto ids = allgather_records(ctx, first_tag, Identity{host_index, machine_identity(), ::getpid(),
+                                                              reinterpret_cast<uintptr_t>(&probe_word), probe_word});
   std::map<std::pair<int64_t, uint64_t>, size_t> host_of_key;
   std::vector<size_t> host_of_rank(ids.size());
   for (size_t r = 0; r < ids.size(); ++r) {
@@ -102,11 +122,18 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   const auto names = allgather_records(ctx, first_tag + 1, named);
   const std::string name = names[mine.front()].name;
 
-  Attached attached{0};
+  Attached attached{0, 0};
   if (wants_shm && !name.empty()) {
     try {
       if (topo.local_rank != 0) segment = ShmSegment::open(name, bytes);
       attached.ok = 1;
+      // With more ranks than cores the slots do better (measured with 4
+      // ranks on 2 cores, docs/benchmarks.md): a rank in a long read holds
+      // its core while the others wait for it.
+      const bool cores_enough = mine.size() <= static_cast<size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+      const bool wanted = options.single_copy == transport::shm::SingleCopy::kOn ||
+                          (options.single_copy == transport::shm::SingleCopy::kAuto && cores_enough);
+      attached.single_copy = wanted && single_copy_works(ids, mine, rank) ? 1 : 0;
     } catch (const Error& e) {
       KOLO_LOG_WARNING("rank {}: cannot map shared memory {} of the host's first rank: {}", rank, name,
                        e.what());
@@ -121,8 +148,16 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   if (host_ok) {
     std::vector<pid_t> pids;
     for (int r : mine) pids.push_back(static_cast<pid_t>(ids[r].pid));
+    transport::shm::ShmOptions group_options = options;
+    const bool single_copy =
+        std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].single_copy == 1; });
+    group_options.single_copy = single_copy ? transport::shm::SingleCopy::kOn : transport::shm::SingleCopy::kOff;
+    if (topo.local_rank == 0 && options.single_copy != transport::shm::SingleCopy::kOff && !single_copy)
+      KOLO_LOG_INFO("rank {}: large allgathers and broadcasts copy through shared memory twice: the ranks of "
+                    "this host outnumber its cores or cannot read each other's memory (process_vm_readv)",
+                    rank);
     topo.shm = std::make_shared<ShmGroup>(std::move(segment), topo.local_rank, member_names(ctx, mine),
-                                          std::move(pids), options, [context] { context->check_health(); });
+                                          std::move(pids), group_options, [context] { context->check_health(); });
   }
 
   // Hierarchical collectives need the same shape everywhere: every host

@@ -86,10 +86,10 @@ void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* 
   collectives::shm::allgather(group, recv, pieces);
 }
 
-void shm_allgatherv(HostTopology& topo, void* recv, const std::vector<ByteRange>& ranges) {
+void shm_allgatherv(HostTopology& topo, const void* send, void* recv, const std::vector<ByteRange>& ranges) {
   std::vector<std::vector<ByteRange>> pieces;
   for (const ByteRange& range : ranges) pieces.push_back({range});
-  collectives::shm::allgather(*topo.shm, recv, pieces);
+  collectives::shm::allgather(*topo.shm, recv, pieces, send);
 }
 
 void hierarchical_allgatherv(HostTopology& topo, transport::Tag tag, void* recv,

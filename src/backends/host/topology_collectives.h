@@ -31,8 +31,9 @@ void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* 
                             size_t count, DataType dtype, const collectives::ReduceSpec& reduce,
                             int size, const collectives::CollectiveOptions& options);
 
-// `ranges[r]`: rank r's block of recv; this rank's block holds its data.
-void shm_allgatherv(HostTopology& topo, void* recv, const std::vector<ByteRange>& ranges);
+// `ranges[r]`: rank r's block of recv; this rank's block holds its data,
+// and so does `send` (unchanged since: the others may read it from there).
+void shm_allgatherv(HostTopology& topo, const void* send, void* recv, const std::vector<ByteRange>& ranges);
 void hierarchical_allgatherv(HostTopology& topo, transport::Tag tag, void* recv,
                              const std::vector<ByteRange>& ranges,
                              const collectives::CollectiveOptions& options);

@@ -57,8 +57,12 @@ void reduce_scatter(ShmGroup& group, const void* in, void* out, size_t count, Da
 
 // pieces[m]: the byte ranges of `data` that member m holds on entry; on
 // return every member holds all of them. Ranges of different members must
-// not overlap.
-void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRange>>& pieces);
+// not overlap. `source`, when set, holds this member's one piece as well
+// (its send buffer, which it has copied into `data`): the others read it
+// from there, where it is clean in the caches, rather than from the copy
+// just written.
+void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRange>>& pieces,
+               const void* source = nullptr);
 
 // `bytes` of `data` on member `root` are copied to every member.
 void broadcast(ShmGroup& group, void* data, size_t bytes, int root);

@@ -1,7 +1,8 @@
-// Shared-memory allgather and broadcast (see shm_collectives.h): data moves
-// through the slots one slot-sized window per round, in two phases: the
-// owners copy in, advance, and the others copy out once the owners reached
-// that phase.
+// Shared-memory allgather and broadcast (see shm_collectives.h). Large ones
+// read the owners' buffers directly when the group allows it (single copy).
+// Otherwise data moves through the slots one slot-sized window per round,
+// in two phases: the owners copy in, advance, and the others copy out once
+// the owners reached that phase.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -46,15 +47,62 @@ size_t broadcast_chunk_bytes(size_t message_in_window, size_t window) {
   return std::min(window, (chunk + 63) / 64 * 64);
 }
 
+// Every member publishes `data`; after one phase each copies the others'
+// pieces straight out of their buffers (one copy, where the slots take two),
+// and a second phase keeps every buffer unchanged until all have read it.
+// `published`: where the others find this member's pieces, as an address
+// of `data` (they add a piece's offset to it).
+void allgather_direct(ShmGroup& group, std::byte* base, const std::vector<std::vector<ByteRange>>& pieces,
+                      uintptr_t published) {
+  const int n = group.size();
+  const int r = group.rank();
+  group.publish_address(published);
+  group.wait_all(group.advance());
+  for (int step = 1; step < n; ++step) {
+    const int q = (r + step) % n;  // members start at different peers: the reads spread out
+    for (const ByteRange& range : pieces[q]) {
+      if (range.length > 0) group.read_member(q, range.offset, base + range.offset, range.length);
+    }
+  }
+  group.wait_all(group.advance());
+}
+
+// The root publishes `data`; the others read it once it has advanced, and
+// the root returns only after every reader advanced again.
+void broadcast_direct(ShmGroup& group, std::byte* base, size_t bytes, int root) {
+  if (group.rank() == root) {
+    group.publish_address(reinterpret_cast<uintptr_t>(base));
+    group.advance();
+    group.wait_all(group.advance());
+  } else {
+    group.wait_member(root, group.advance());
+    group.read_member(root, 0, base, bytes);
+    group.advance();
+  }
+}
+
 }  // namespace
 
-void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRange>>& pieces) {
+void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRange>>& pieces,
+               const void* source) {
   const int n = group.size();
   const int r = group.rank();
   auto* base = static_cast<std::byte*>(data);
+  // With `source`, the own piece is read from there: `at` (an offset in
+  // data) is found at own_shift + at, and peers get the same shift.
+  const bool own_elsewhere = source != nullptr && pieces[r].size() == 1;
+  const uintptr_t own_shift = own_elsewhere ? reinterpret_cast<uintptr_t>(source) - pieces[r].front().offset
+                                            : reinterpret_cast<uintptr_t>(base);
+  auto own_at = [&](size_t at) {
+    return own_elsewhere ? static_cast<const std::byte*>(source) + (at - pieces[r].front().offset) : base + at;
+  };
   size_t longest = 0;
   for (const auto& ranges : pieces) longest = std::max(longest, total_length(ranges));
   if (longest == 0) return;
+  if (group.single_copy() && longest >= group.single_copy_bytes()) {
+    guarded(group, [&] { allgather_direct(group, base, pieces, own_shift); });
+    return;
+  }
   const size_t window = group.slot_bytes();
   guarded(group, [&] {
     for (size_t k = 0; k * window < longest; ++k) {
@@ -62,7 +110,7 @@ void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRa
       group.acquire_slot(buffer);
       std::byte* mine = group.slot(r, buffer);
       for_window(pieces[r], k * window, window,
-                 [&](size_t at, size_t in_window, size_t len) { std::memcpy(mine + in_window, base + at, len); });
+                 [&](size_t at, size_t in_window, size_t len) { std::memcpy(mine + in_window, own_at(at), len); });
       group.wait_all(group.advance());
       for (int q = 0; q < n; ++q) {
         if (q == r) continue;
@@ -82,6 +130,13 @@ void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRa
 void broadcast(ShmGroup& group, void* data, size_t bytes, int root) {
   if (bytes == 0) return;
   auto* base = static_cast<std::byte*>(data);
+  // Direct reads up to one window: beyond it the pipelined copies below keep
+  // the root busy too (it copies chunk c + 1 in while the others copy chunk
+  // c out), which beats the readers alone: 64 MB with 2 ranks 6.4 ms vs 12.7.
+  if (group.single_copy() && bytes >= group.single_copy_bytes() && bytes <= group.slot_bytes()) {
+    guarded(group, [&] { broadcast_direct(group, base, bytes, root); });
+    return;
+  }
   const size_t window = group.slot_bytes();
   const size_t chunk = broadcast_chunk_bytes(std::min(bytes, window), window);
   guarded(group, [&] {

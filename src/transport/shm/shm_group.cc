@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "transport/shm/futex.h"
+#include "transport/shm/process_memory.h"
 
 namespace kolo::transport::shm {
 namespace {
@@ -66,6 +67,9 @@ struct ShmGroup::Header {
 struct alignas(64) ShmGroup::Control {
   std::atomic<uint32_t> seq;
   std::atomic<uint32_t> sleepers;  // waiters inside futex_wait on seq
+  // The member's published buffer (publish_address), in its address space;
+  // on seq's cache line, so readers get it with the phase that announces it.
+  std::atomic<uint64_t> address;
 };
 
 size_t ShmGroup::segment_bytes(int size, size_t slot_bytes) {
@@ -130,6 +134,21 @@ void ShmGroup::acquire_slot(int buffer) {
   if (!reached(seq_, slot_retired_at_[buffer]))
     throw InternalError("shared-memory slot reused with no phase since it was retired");
   wait_all(slot_retired_at_[buffer]);
+}
+
+void ShmGroup::publish_address(uintptr_t address) {
+  // Ordered before the next advance() (a seq_cst store) that announces it.
+  control(rank_).address.store(address, std::memory_order_relaxed);
+}
+
+void ShmGroup::read_member(int member, size_t offset, void* local, size_t bytes) const {
+  const uint64_t remote = control(member).address.load(std::memory_order_relaxed) + offset;
+  const int error = read_process_memory(pids_[member], remote, local, bytes);
+  if (error == ESRCH)
+    throw PeerLostError(fmt::format("{} lost: its process (pid {}) exited", names_[member], pids_[member]));
+  if (error != 0)
+    throw IoError(fmt::format("cannot read {} bytes of the memory of {} (pid {}): {}", bytes, names_[member],
+                              pids_[member], std::strerror(error)));
 }
 
 void ShmGroup::wait_all(uint32_t value) {

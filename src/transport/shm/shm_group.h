@@ -79,6 +79,16 @@ class ShmGroup {
   // The buffer for the next window; all members take them in the same order.
   int next_buffer() { return next_buffer_ ^= 1; }
   void acquire_slot(int buffer);
+
+  // Direct reads of peers' memory (see ShmOptions::single_copy): a member
+  // publishes the address of a buffer, advances, and keeps the buffer
+  // unchanged until every reader has advanced again; the others read it
+  // with read_member(m, offset, ...) (bytes from the published address +
+  // offset) in between.
+  bool single_copy() const { return options_.single_copy == SingleCopy::kOn; }
+  size_t single_copy_bytes() const { return options_.single_copy_bytes; }
+  void publish_address(uintptr_t address);
+  void read_member(int member, size_t offset, void* local, size_t bytes) const;
   void retire_slot(int buffer) { slot_retired_at_[buffer] = seq_ + 1; }
 
   // Throws the group's error if it is poisoned. Collectives call it first.

@@ -7,6 +7,8 @@
 
 namespace kolo::transport::shm {
 
+enum class SingleCopy { kAuto, kOn, kOff };
+
 struct ShmOptions {
   // Ranks on one host exchange data through a shared segment (KOLO_SHM).
   bool enabled = true;
@@ -20,6 +22,17 @@ struct ShmOptions {
   // Longest wait for a peer before the operation fails naming it; the TCP
   // transport's KOLO_TIMEOUT_SECONDS.
   std::chrono::milliseconds op_timeout{std::chrono::seconds(300)};
+  // Large allgathers and broadcasts read peers' buffers directly (one copy,
+  // process_vm_readv) when the kernel allows it between the host's ranks
+  // (KOLO_SHM_SINGLE_COPY). Set-up probes that and turns it on or off for
+  // the group: kAuto also needs no more ranks on the host than cores, kOn
+  // only the probe; a group given kAuto directly keeps it off.
+  SingleCopy single_copy = SingleCopy::kAuto;
+  // From this many bytes per rank's block on (allgather) or of the message
+  // (broadcast, up to slot_bytes), those take the direct reads; smaller ones
+  // go through the slots, whose one phase is cheaper than the system calls
+  // (KOLO_SHM_SINGLE_COPY_BYTES).
+  size_t single_copy_bytes = 32 * 1024;
 };
 
 }  // namespace kolo::transport::shm

@@ -65,6 +65,55 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
     }
   }
 
+  // Blocks of base + 17 r floats, none for every third rank; in place: each
+  // rank's block starts in its place in the output.
+  void allgatherv(std::initializer_list<size_t> bases, bool in_place = false) {
+    const int n = size();
+    for (size_t base : bases) {
+      std::vector<size_t> counts(n);
+      for (int r = 0; r < n; ++r) counts[r] = r % 3 == 1 ? 0 : base + static_cast<size_t>(r) * 17;
+      size_t total = 0;
+      for (size_t c : counts) total += c;
+      std::vector<Bytes> blocks;
+      Bytes expected;
+      for (int r = 0; r < n; ++r) {
+        blocks.push_back(make_bytes(counts[r] * 4, r, base));
+        expected.insert(expected.end(), blocks[r].begin(), blocks[r].end());
+      }
+      std::vector<Bytes> results(n);
+      ASSERT_EQ(run_backends(backends_,
+                             [&](backends::Backend& b) {
+                               Bytes& out = results[b.rank()];
+                               out = Bytes(total * 4, 0xcd);
+                               size_t own = 0;
+                               for (int q = 0; q < b.rank(); ++q) own += counts[q] * 4;
+                               const Bytes& block = blocks[b.rank()];
+                               if (in_place) std::copy(block.begin(), block.end(), out.begin() + static_cast<long>(own));
+                               b.allgatherv(in_place ? out.data() + own : block.data(), out.data(), counts,
+                                            DataType::kFloat32);
+                             }),
+                "");
+      for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == expected) << "base " << base << " rank " << r;
+    }
+  }
+
+  // From every root.
+  void broadcast(std::initializer_list<size_t> sizes) {
+    const int n = size();
+    for (int root = 0; root < n; ++root)
+      for (size_t bytes : sizes) {
+        const Bytes data = make_bytes(bytes, root, 7);
+        std::vector<Bytes> results(n);
+        ASSERT_EQ(run_backends(backends_,
+                               [&](backends::Backend& b) {
+                                 results[b.rank()] = b.rank() == root ? data : Bytes(bytes, 0);
+                                 b.broadcast(results[b.rank()].data(), bytes, DataType::kUInt8, root);
+                               }),
+                  "");
+        for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == data) << "root " << root << " bytes " << bytes;
+      }
+  }
+
   Backends backends_;
   uint64_t salt_ = 0;
 };
@@ -112,46 +161,9 @@ TEST_P(ShmBackendTest, ScalingAndAverage) {
   }
 }
 
-TEST_P(ShmBackendTest, AllgathervUnevenAndEmptyBlocks) {
-  const int n = size();
-  for (size_t base : {size_t{0}, size_t{1}, size_t{3000}}) {
-    std::vector<size_t> counts(n);
-    for (int r = 0; r < n; ++r) counts[r] = r % 3 == 1 ? 0 : base + static_cast<size_t>(r) * 17;
-    size_t total = 0;
-    for (size_t c : counts) total += c;
-    std::vector<Bytes> blocks;
-    Bytes expected;
-    for (int r = 0; r < n; ++r) {
-      blocks.push_back(make_bytes(counts[r] * 4, r, base));
-      expected.insert(expected.end(), blocks[r].begin(), blocks[r].end());
-    }
-    std::vector<Bytes> results(n);
-    ASSERT_EQ(run_backends(backends_,
-                           [&](backends::Backend& b) {
-                             results[b.rank()] = Bytes(total * 4, 0xcd);
-                             b.allgatherv(blocks[b.rank()].data(), results[b.rank()].data(), counts,
-                                          DataType::kFloat32);
-                           }),
-              "");
-    for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == expected) << "base " << base << " rank " << r;
-  }
-}
+TEST_P(ShmBackendTest, AllgathervUnevenAndEmptyBlocks) { allgatherv({0, 1, 3000}); }
 
-TEST_P(ShmBackendTest, BroadcastFromEveryRoot) {
-  const int n = size();
-  for (int root = 0; root < n; ++root)
-    for (size_t bytes : {size_t{0}, size_t{1}, size_t{10007}}) {
-      const Bytes data = make_bytes(bytes, root, 7);
-      std::vector<Bytes> results(n);
-      ASSERT_EQ(run_backends(backends_,
-                             [&](backends::Backend& b) {
-                               results[b.rank()] = b.rank() == root ? data : Bytes(bytes, 0);
-                               b.broadcast(results[b.rank()].data(), bytes, DataType::kUInt8, root);
-                             }),
-                "");
-      for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == data) << "root " << root << " bytes " << bytes;
-    }
-}
+TEST_P(ShmBackendTest, BroadcastFromEveryRoot) { broadcast({0, 1, 10007}); }
 
 TEST_P(ShmBackendTest, MixedSequenceReusesSlotsSafely) {
   // Alternating paths and sizes, with barriers between, on the same slots.
@@ -227,6 +239,48 @@ TEST_P(ShmBackendTest, HierarchicalBandwidthPathAndItsOffSwitch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ShmBackendTest, ::testing::ValuesIn(kLayouts),
+                         [](const auto& layout) { return layout.param.name; });
+
+// The same with direct reads of the peers' buffers (process_vm_readv; the
+// ranks are threads here, so the reads stay in one process, through the
+// same system call) from the first byte on, whatever the host's cores.
+class ShmDirectReadsTest : public ShmBackendTest {
+ protected:
+  void SetUp() override {
+    transport::shm::ShmOptions shm = small_slot_options();
+    shm.single_copy = transport::shm::SingleCopy::kOn;
+    shm.single_copy_bytes = 1;
+    backends_ = make_backends(GetParam().hosts, shm);
+  }
+};
+
+TEST_P(ShmDirectReadsTest, EveryGroupReadsDirectly) {
+  for (const auto& backend : backends_) {
+    const auto& group = backend->topology().shm;
+    if (group) {
+      EXPECT_TRUE(group->single_copy()) << GetParam().name << " rank " << backend->rank();
+    }
+  }
+}
+
+TEST_P(ShmDirectReadsTest, AllgathervUnevenAndEmptyBlocks) { allgatherv({0, 1, 3000}); }
+
+TEST_P(ShmDirectReadsTest, AllgathervInPlace) { allgatherv({1, 3000}, true); }
+
+// Up to one slot (4 KiB here) broadcasts read the root's buffer; 10007 bytes
+// take the pipelined slots.
+TEST_P(ShmDirectReadsTest, BroadcastFromEveryRoot) { broadcast({0, 1, 4096, 10007}); }
+
+TEST_P(ShmDirectReadsTest, MixedWithSlotPaths) {
+  for (int round = 0; round < 3; ++round) {
+    allgatherv({5});
+    allreduce(DataType::kInt32, ReduceOp::kSum, 3, false);
+    broadcast({1000});
+    allreduce(DataType::kInt64, ReduceOp::kSum, 9000, true);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ShmDirectReadsTest, ::testing::ValuesIn(kLayouts),
                          [](const auto& layout) { return layout.param.name; });
 
 }  // namespace

@@ -98,5 +98,21 @@ TEST(Config, BadEngineValuesNameTheVariable) {
   }
 }
 
+TEST(Config, SharedMemorySingleCopyModes) {
+  using transport::shm::SingleCopy;
+  EXPECT_EQ(Config::FromEnv().shm.single_copy, SingleCopy::kAuto);
+  EXPECT_EQ(Config::FromEnv().shm.single_copy_bytes, 32u * 1024);
+  for (auto [text, mode] : {std::pair{"auto", SingleCopy::kAuto}, std::pair{"1", SingleCopy::kOn},
+                            std::pair{"on", SingleCopy::kOn}, std::pair{"0", SingleCopy::kOff},
+                            std::pair{"off", SingleCopy::kOff}}) {
+    ScopedEnv env{{"KOLO_SHM_SINGLE_COPY", text}, {"KOLO_SHM_SINGLE_COPY_BYTES", "1M"}};
+    const Config c = Config::FromEnv();
+    EXPECT_EQ(c.shm.single_copy, mode) << text;
+    EXPECT_EQ(c.shm.single_copy_bytes, 1u << 20);
+  }
+  expect_rejected("KOLO_SHM_SINGLE_COPY", "sometimes", "KOLO_SHM_SINGLE_COPY");
+  expect_rejected("KOLO_SHM_SINGLE_COPY_BYTES", "big", "KOLO_SHM_SINGLE_COPY_BYTES");
+}
+
 }  // namespace
 }  // namespace kolo
