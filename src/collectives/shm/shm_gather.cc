@@ -88,19 +88,19 @@ void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRa
   const int n = group.size();
   const int r = group.rank();
   auto* base = static_cast<std::byte*>(data);
-  // With `source`, the own piece is read from there: `at` (an offset in
-  // data) is found at own_shift + at, and peers get the same shift.
-  const bool own_elsewhere = source != nullptr && pieces[r].size() == 1;
-  const uintptr_t own_shift = own_elsewhere ? reinterpret_cast<uintptr_t>(source) - pieces[r].front().offset
-                                            : reinterpret_cast<uintptr_t>(base);
-  auto own_at = [&](size_t at) {
-    return own_elsewhere ? static_cast<const std::byte*>(source) + (at - pieces[r].front().offset) : base + at;
-  };
+  // The own piece is read from `source` when given (one range), else from
+  // data; data offset `at` of it is at own_piece + (at - own_offset).
+  const size_t own_offset = pieces[r].empty() ? 0 : pieces[r].front().offset;
+  const std::byte* own_piece = source != nullptr && pieces[r].size() == 1 ? static_cast<const std::byte*>(source)
+                                                                          : base + own_offset;
+  auto own_at = [&](size_t at) { return own_piece + (at - own_offset); };
   size_t longest = 0;
   for (const auto& ranges : pieces) longest = std::max(longest, total_length(ranges));
   if (longest == 0) return;
   if (group.single_copy() && longest >= group.single_copy_bytes()) {
-    guarded(group, [&] { allgather_direct(group, base, pieces, own_shift); });
+    // Peers add a piece's offset to the published address: shift it back.
+    const uintptr_t published = reinterpret_cast<uintptr_t>(own_piece) - own_offset;
+    guarded(group, [&] { allgather_direct(group, base, pieces, published); });
     return;
   }
   const size_t window = group.slot_bytes();
