@@ -10,9 +10,11 @@
 //   2. reduce: r combines its own chunk with sub-block r of every other
 //      member's slot, into sub-block r of its own slot (allreduce) or
 //      straight into the output when that is contiguous (reduce-scatter);
-//   3. gather (allreduce): everyone copies sub-block j of member j's slot to
-//      chunk k of shard j of the outputs, with streaming stores from
-//      kStreamingBytes on.
+//      an allreduce copies each reduced tile (ShmOptions::tile_bytes) to
+//      r's own outputs at once, while it is in the cache;
+//   3. gather (allreduce): everyone copies sub-block j of every other
+//      member j's slot to chunk k of shard j of the outputs.
+// Copies to the outputs use streaming stores from kStreamingBytes on.
 // Phase 2 of member r reads only sub-blocks r, and writes only its own
 // sub-block r, which nobody else reads until phase 3: no member overwrites
 // what another still reads. Rounds alternate between the two slots (across
@@ -58,30 +60,40 @@ void reduce_in_rounds(ShmGroup& group, const PartList& list, DataType dtype, Red
     }
     group.wait_all(group.advance());
 
+    // Reduce, tile by tile: into sub-block r of the slot for the peers'
+    // gather and, while the tile is still in the cache, to this member's
+    // own outputs (so its gather copies only the peers' chunks).
     std::byte* direct = gather ? nullptr : list.contiguous_output(begin, length);
     std::byte* dst = direct != nullptr ? direct : mine + layout.sub_block(r);
     const std::byte* first = own != nullptr ? own : mine + layout.sub_block(r);
-    bool combined = false;
-    for (int q = 0; q < n; ++q) {
-      if (q == r) continue;
-      const std::byte* theirs = group.slot(q, buffer) + layout.sub_block(r);
-      if (combined) {
-        reduce::reduce_into(dst, theirs, length, dtype, op);
-      } else {
-        reduce::reduce(dst, first, theirs, length, dtype, op);
-        combined = true;
+    const size_t tile = std::max<size_t>(1, group.tile_bytes() / layout.element);
+    for (size_t at = 0; at < length; at += tile) {
+      const size_t count = std::min(tile, length - at);
+      const size_t offset = at * layout.element;
+      bool combined = false;
+      for (int q = 0; q < n; ++q) {
+        if (q == r) continue;
+        const std::byte* theirs = group.slot(q, buffer) + layout.sub_block(r) + offset;
+        if (combined) {
+          reduce::reduce_into(dst + offset, theirs, count, dtype, op);
+        } else {
+          reduce::reduce(dst + offset, first + offset, theirs, count, dtype, op);
+          combined = true;
+        }
       }
+      reduce::scale(dst + offset, count, dtype, postscale);
+      if (direct == nullptr) list.write(begin + at, count, dst + offset, gather ? copy_out : plain_copy);
     }
-    reduce::scale(dst, length, dtype, postscale);
     if (!gather) {
-      if (direct == nullptr) list.write(begin, length, dst, plain_copy);
       group.retire_slot(buffer);
       continue;
     }
     group.wait_all(group.advance());
-    for (int j = 0; j < n; ++j)
+    for (int j = 0; j < n; ++j) {
+      if (j == r) continue;
       list.write(layout.chunk_begin(j, k), layout.chunk_count(j, k), group.slot(j, buffer) + layout.sub_block(j),
                  copy_out);
+    }
     group.retire_slot(buffer);
   }
 }

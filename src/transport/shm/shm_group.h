@@ -68,6 +68,7 @@ class ShmGroup {
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(names_.size()); }
   size_t slot_bytes() const { return options_.slot_bytes; }
+  size_t tile_bytes() const { return options_.tile_bytes; }
   const std::string& member_name(int member) const { return names_[member]; }
   ShmSegment& segment() { return segment_; }
 

@@ -33,6 +33,10 @@ struct ShmOptions {
   // go through the slots, whose one phase is cheaper than the system calls
   // (KOLO_SHM_SINGLE_COPY_BYTES).
   size_t single_copy_bytes = 32 * 1024;
+  // The reduce step of a large allreduce works in tiles of this many bytes
+  // and copies each reduced tile to the rank's outputs while it is still in
+  // the cache (no variable: tests set it small so a round spans tiles).
+  size_t tile_bytes = 64 * 1024;
 };
 
 }  // namespace kolo::transport::shm

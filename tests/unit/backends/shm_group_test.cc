@@ -151,13 +151,21 @@ TEST(ShmGroupTest, ADeadMemberIsReportedLostEvenBeforeItIsReaped) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    ShmSegment mine = ShmSegment::open(name, bytes);
+    try {
+      ShmSegment mine = ShmSegment::open(name, bytes);
+    } catch (...) {
+      ::_exit(1);
+    }
     ::_exit(0);  // dies without ever advancing
   }
+  // Wait for the child's exit without reaping it (WNOWAIT): it stays a
+  // zombie, which kill(pid, 0) still finds, and it has attached before the
+  // name is unlinked.
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
+  ASSERT_EQ(info.si_status, 0) << "the child could not attach";
   segment.unlink();
   ShmGroup group(std::move(segment), 0, {"rank 0 (host a)", "rank 1 (host a)"}, {::getpid(), child}, options);
-  // Not reaped yet: a zombie, which kill(pid, 0) still finds.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   try {
     group.wait_member(1, 1);
     FAIL() << "wait returned";

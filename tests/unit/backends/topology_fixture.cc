@@ -9,6 +9,8 @@ namespace kolo::testing {
 transport::shm::ShmOptions small_slot_options() {
   transport::shm::ShmOptions shm;
   shm.slot_bytes = 4096;
+  // Not a multiple of any element's vector width: tiles end mid-vector.
+  shm.tile_bytes = 200;
   shm.op_timeout = std::chrono::seconds(20);
   return shm;
 }
