@@ -186,7 +186,11 @@ void HostBackend::barrier() {
   collectives::barrier(*context_, tag, options_);
 }
 
+// The control plane takes the same paths as the data: on one host the
+// engine's per-cycle negotiation (allreduce_and) costs one shared-memory
+// phase instead of messages over loopback TCP.
 std::vector<std::string> HostBackend::gather_bytes(int root, const std::string& mine) {
+  if (can_use_shm_alone(topology_)) return gather_bytes_on_host(root, mine);
   transport::Tag tag = next_tag();
   std::vector<std::string> all;
   if (rank() != root) {
@@ -214,18 +218,35 @@ std::vector<std::string> HostBackend::gather_bytes(int root, const std::string& 
   return all;
 }
 
-void HostBackend::broadcast_bytes(int root, std::string& data) {
-  uint64_t length = data.size();
-  collectives::broadcast(*context_, next_tag(), &length, 1, DataType::kInt64, root, options_);
-  data.resize(length);
-  if (length > 0) {
-    collectives::broadcast(*context_, next_tag(), data.data(), length, DataType::kUInt8, root, options_);
+std::vector<std::string> HostBackend::gather_bytes_on_host(int root, const std::string& mine) {
+  // Everyone gathers everything (two shared-memory allgathers: lengths,
+  // then bytes); only root keeps it.
+  const size_t n = static_cast<size_t>(size());
+  std::vector<uint64_t> lengths(n, 0);
+  const uint64_t length = mine.size();
+  allgatherv(&length, lengths.data(), std::vector<size_t>(n, 1), DataType::kInt64);
+  const std::vector<size_t> counts(lengths.begin(), lengths.end());
+  std::string joined(std::accumulate(counts.begin(), counts.end(), size_t{0}), '\0');
+  allgatherv(mine.data(), joined.data(), counts, DataType::kUInt8);
+  if (rank() != root) return {};
+  std::vector<std::string> all;
+  size_t offset = 0;
+  for (size_t c : counts) {
+    all.push_back(joined.substr(offset, c));
+    offset += c;
   }
+  return all;
+}
+
+void HostBackend::broadcast_bytes(int root, std::string& data) {
+  int64_t length = static_cast<int64_t>(data.size());
+  broadcast(&length, 1, DataType::kInt64, root);
+  data.resize(static_cast<size_t>(length));
+  if (length > 0) broadcast(data.data(), static_cast<size_t>(length), DataType::kUInt8, root);
 }
 
 void HostBackend::allreduce_and(std::vector<uint64_t>& words) {
-  collectives::allreduce(*context_, next_tag(), words.data(), words.data(), words.size(),
-                         DataType::kInt64, {ReduceOp::kBitAnd, 1.0, 1.0}, options_);
+  allreduce(words.data(), words.data(), words.size(), DataType::kInt64, {ReduceOp::kBitAnd, 1.0, 1.0});
 }
 
 std::unique_ptr<Backend> HostBackend::subgroup(const std::vector<int>& ranks, uint32_t group_id) {

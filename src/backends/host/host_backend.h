@@ -63,6 +63,7 @@ class HostBackend : public Backend {
   // Every member calls the same collectives in the same order, so a counter
   // gives each operation the same, fresh tag on every rank.
   transport::Tag next_tag() { return next_tag_++; }
+  std::vector<std::string> gather_bytes_on_host(int root, const std::string& mine);
   // Runs a shared-memory path; its failure also aborts the TCP context, so
   // ranks on other hosts hear the root cause instead of waiting.
   template <typename Body>

@@ -223,6 +223,50 @@ TEST_P(ShmBackendTest, FusedPartsInPlaceOrThroughTheDefault) {
     }
 }
 
+TEST_P(ShmBackendTest, ControlPlaneOnEveryPath) {
+  // The engine's negotiation: gather_bytes and broadcast_bytes from every
+  // root (empty, short, and longer than a 4 KiB slot), and allreduce_and,
+  // interleaved with data collectives on the same slots.
+  const int n = size();
+  auto text = [](int r, int root) {
+    const size_t length = r % 3 == 1 ? 0 : 5 + static_cast<size_t>(r) * 1500;
+    std::string s(length, '\0');
+    for (size_t i = 0; i < length; ++i) s[i] = static_cast<char>('a' + (i * 7 + r * 3 + root) % 26);
+    return s;
+  };
+  for (int root = 0; root < n; ++root) {
+    std::vector<std::vector<std::string>> gathered(n);
+    std::vector<std::string> broadcasted(n);
+    std::vector<std::vector<uint64_t>> anded(n);
+    ASSERT_EQ(run_backends(backends_,
+                           [&](backends::Backend& b) {
+                             const int r = b.rank();
+                             gathered[r] = b.gather_bytes(root, text(r, root));
+                             broadcasted[r] = r == root ? text(root + 2, root) : "stale";
+                             b.broadcast_bytes(root, broadcasted[r]);
+                             // Bit r of word 0 is clear on rank r only; word 1
+                             // keeps the bits every rank sets; word 2 is zero.
+                             anded[r] = {~(uint64_t{1} << r), 0xf0f0'0000'0000'00ffull | (uint64_t{1} << (8 + r)), 0};
+                             b.allreduce_and(anded[r]);
+                             b.barrier();
+                           }),
+              "");
+    uint64_t all_but_members = ~uint64_t{0};
+    for (int r = 0; r < n; ++r) all_but_members &= ~(uint64_t{1} << r);
+    for (int r = 0; r < n; ++r) {
+      if (r == root) {
+        ASSERT_EQ(gathered[r].size(), static_cast<size_t>(n));
+        for (int q = 0; q < n; ++q) EXPECT_EQ(gathered[r][q], text(q, root)) << "root " << root << " from " << q;
+      } else {
+        EXPECT_TRUE(gathered[r].empty()) << "rank " << r << " is not the root " << root;
+      }
+      EXPECT_EQ(broadcasted[r], text(root + 2, root)) << "root " << root << " rank " << r;
+      EXPECT_EQ(anded[r], (std::vector<uint64_t>{all_but_members, 0xf0f0'0000'0000'00ffull, 0})) << "root " << root << " rank " << r;
+    }
+    allreduce(DataType::kInt64, ReduceOp::kSum, 9000, true);
+  }
+}
+
 TEST_P(ShmBackendTest, HierarchicalBandwidthPathAndItsOffSwitch) {
   // A ring threshold of 0 sends every size through the reduce-scatter /
   // cross-host / allgather path; kOff through the flat TCP ring.
