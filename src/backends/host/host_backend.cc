@@ -162,17 +162,21 @@ void HostBackend::reduce_scatterv(const void* send, void* recv, const std::vecto
                                   DataType dtype, const Reduction& reduction) {
   size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   if (is_even_split(counts, total)) {
-    collectives::reduce_scatter(*context_, next_tag(), send, recv, total, dtype, to_spec(reduction),
-                                options_);
+    const transport::Tag tag = next_tag();
+    if (total > 0 && can_use_shm_alone(topology_) && reduce_op_supported(reduction.op, dtype)) {
+      on_shared_memory([&] { shm_reduce_scatter(topology_, send, recv, total, dtype, to_spec(reduction), size()); });
+      return;
+    }
+    collectives::reduce_scatter(*context_, tag, send, recv, total, dtype, to_spec(reduction), options_);
     return;
   }
   // Uneven shards (rows of a tensor whose first dimension does not divide
-  // evenly) have no ring schedule yet: reduce everything, keep this rank's
-  // part. Correct, at twice the traffic of a reduce-scatter.
+  // evenly) have no ring schedule yet: reduce everything (on whatever path
+  // allreduce takes), keep this rank's part. Correct, at twice the traffic
+  // of a reduce-scatter.
   size_t element = dtype_size(dtype);
   std::vector<std::byte> whole(total * element);
-  collectives::allreduce(*context_, next_tag(), send, whole.data(), total, dtype, to_spec(reduction),
-                         options_);
+  allreduce(send, whole.data(), total, dtype, reduction);
   size_t offset = std::accumulate(counts.begin(), counts.begin() + rank(), size_t{0});
   std::memcpy(recv, whole.data() + offset * element, counts[static_cast<size_t>(rank())] * element);
 }

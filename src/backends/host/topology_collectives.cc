@@ -44,6 +44,12 @@ void shm_allreduce(HostTopology& topo, const void* send, void* recv, size_t coun
                               final_scale(reduce, size), options.shm_small_bytes);
 }
 
+void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_t count, DataType dtype,
+                        const ReduceSpec& reduce, int size) {
+  collectives::shm::reduce_scatter(*topo.shm, send, shard, count, dtype, combine_op(reduce.op), reduce.prescale,
+                                   final_scale(reduce, size));
+}
+
 void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
                          const ReduceSpec& reduce, int size) {
   std::vector<collectives::shm::Part> shm_parts;
@@ -72,10 +78,10 @@ void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* 
   // Bandwidth path: each local rank owns a shard of the host's sum and
   // reduces it with the same shard of every other host, over its own
   // connections, while the other local ranks do the same with theirs.
-  collectives::shm::reduce_scatter(group, input, recv, count, dtype, op, 1.0);
   const int n = group.size();
   const size_t shard_offset = collectives::reduce_scatter_offset(count, n, group.rank()) * element;
   const size_t shard_count = collectives::reduce_scatter_count(count, n, group.rank());
+  collectives::shm::reduce_scatter(group, input, at(recv, shard_offset), count, dtype, op, 1.0, 1.0);
   collectives::allreduce(*topo.cross, tag, at(recv, shard_offset), at(recv, shard_offset), shard_count,
                          dtype, across, options);
   std::vector<std::vector<ByteRange>> pieces(static_cast<size_t>(n));

@@ -27,6 +27,10 @@ void shm_allreduce(HostTopology& topo, const void* send, void* recv, size_t coun
 // A fused allreduce with each part read and written in place.
 void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
                          const collectives::ReduceSpec& reduce, int size);
+// This rank's shard (the even layout of reduce_scatter_count/offset) of the
+// reduction of count elements, into `shard`.
+void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_t count, DataType dtype,
+                        const collectives::ReduceSpec& reduce, int size);
 void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* send, void* recv,
                             size_t count, DataType dtype, const collectives::ReduceSpec& reduce,
                             int size, const collectives::CollectiveOptions& options);

@@ -49,11 +49,11 @@ void allreduce_parts(ShmGroup& group, const std::vector<Part>& parts, DataType d
                      double prescale, double postscale);
 
 // Like allreduce, but each member only gets its own shard (the layout of
-// collectives::reduce_scatter_count/offset), written at its offset in `out`
-// (a buffer of count elements); the rest of `out` is left alone. `in` may
-// equal `out`.
-void reduce_scatter(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
-                    ReduceOp op, double postscale);
+// collectives::reduce_scatter_count/offset) of the count elements, in
+// `shard` (reduce_scatter_count elements). `shard` may be where that shard
+// lies in `in` (in place). `prescale` multiplies each input.
+void reduce_scatter(ShmGroup& group, const void* in, void* shard, size_t count, DataType dtype,
+                    ReduceOp op, double prescale, double postscale);
 
 // pieces[m]: the byte ranges of `data` that member m holds on entry; on
 // return every member holds all of them. Ranges of different members must

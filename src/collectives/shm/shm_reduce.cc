@@ -130,12 +130,20 @@ void allreduce(ShmGroup& group, const void* in, void* out, size_t count, DataTyp
   });
 }
 
-void reduce_scatter(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
-                    ReduceOp op, double postscale) {
+void reduce_scatter(ShmGroup& group, const void* in, void* shard, size_t count, DataType dtype,
+                    ReduceOp op, double prescale, double postscale) {
   if (count == 0) return;
-  // Only this member's shard of `out` is written.
-  const std::vector<Part> whole{{in, out, count}};
-  guarded(group, [&] { reduce_in_rounds(group, PartList(whole, dtype_size(dtype)), dtype, op, 1.0, postscale, false); });
+  // The input as up to three parts, of which only this member's shard has
+  // an output: the rounds write nothing else.
+  const size_t element = dtype_size(dtype);
+  const size_t offset = reduce_scatter_offset(count, group.size(), group.rank());
+  const size_t length = reduce_scatter_count(count, group.size(), group.rank());
+  const auto* input = static_cast<const std::byte*>(in);
+  std::vector<Part> parts;
+  if (offset > 0) parts.push_back({input, nullptr, offset});
+  if (length > 0) parts.push_back({input + offset * element, shard, length});
+  if (offset + length < count) parts.push_back({input + (offset + length) * element, nullptr, count - offset - length});
+  guarded(group, [&] { reduce_in_rounds(group, PartList(parts, element), dtype, op, prescale, postscale, false); });
 }
 
 void allreduce_parts(ShmGroup& group, const std::vector<Part>& parts, DataType dtype, ReduceOp op,

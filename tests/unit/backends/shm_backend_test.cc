@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "collectives/collectives.h"
 #include "unit/backends/topology_fixture.h"
 #include "unit/collectives/reference.h"
 
@@ -221,6 +222,51 @@ TEST_P(ShmBackendTest, FusedPartsInPlaceOrThroughTheDefault) {
         EXPECT_TRUE(results[r] == want) << dtype_name(type) << " " << reduce_op_name(op) << " rank " << r;
       }
     }
+}
+
+TEST_P(ShmBackendTest, ReduceScatterEvenAndUnevenShards) {
+  // Even shards (the reduce_scatter layout: shared memory on one host, many
+  // rounds of the small slots at 5003 and 99991) and uneven ones (through
+  // an allreduce); each rank's recv holds just its shard.
+  const int n = size();
+  std::vector<std::vector<size_t>> layouts;
+  for (size_t total : {size_t{1}, static_cast<size_t>(n) - 1, size_t{7}, size_t{5003}, size_t{99991}}) {
+    std::vector<size_t> even;
+    for (int r = 0; r < n; ++r) even.push_back(collectives::reduce_scatter_count(total, n, r));
+    layouts.push_back(even);
+  }
+  std::vector<size_t> uneven;
+  for (int r = 0; r < n; ++r) uneven.push_back(r == 1 ? 0 : 300 + static_cast<size_t>(r) * 7);
+  layouts.push_back(uneven);
+  for (const auto& counts : layouts)
+    for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kBFloat16, DataType::kFloat64})
+      for (auto [op, prescale, postscale] :
+           {std::tuple{ReduceOp::kSum, 1.0, 1.0}, std::tuple{ReduceOp::kAverage, 2.0, 0.5}, std::tuple{ReduceOp::kMax, 1.0, 1.0}}) {
+        size_t total = 0;
+        for (size_t c : counts) total += c;
+        const size_t e = dtype_size(type);
+        std::vector<Bytes> inputs;
+        for (int r = 0; r < n; ++r) inputs.push_back(make_input(type, op, total, r, ++salt_));
+        const Bytes expected = reference_reduce(type, op, inputs, prescale, postscale);
+        std::vector<Bytes> results(n);
+        ASSERT_EQ(run_backends(backends_,
+                               [&](backends::Backend& b) {
+                                 const int r = b.rank();
+                                 results[r] = Bytes(counts[r] * e + 3, 0xcd);  // 3 guard bytes
+                                 b.reduce_scatterv(inputs[r].data(), results[r].data(), counts, type,
+                                                   {op, prescale, postscale});
+                               }),
+                  "");
+        size_t offset = 0;
+        for (int r = 0; r < n; ++r) {
+          Bytes want(expected.begin() + static_cast<long>(offset * e),
+                     expected.begin() + static_cast<long>((offset + counts[r]) * e));
+          want.insert(want.end(), 3, 0xcd);
+          EXPECT_TRUE(results[r] == want) << dtype_name(type) << " " << reduce_op_name(op) << " total " << total
+                                          << " rank " << r;
+          offset += counts[r];
+        }
+      }
 }
 
 TEST_P(ShmBackendTest, ControlPlaneOnEveryPath) {
