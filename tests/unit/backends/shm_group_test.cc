@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -58,6 +60,21 @@ struct Pair {
   }
 };
 
+// Runs `blocking` on a thread, checks that it has not returned 20 ms later,
+// runs `release`, and checks that it then returns.
+void expect_blocked_until(const std::function<void()>& blocking, const std::function<void()>& release) {
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    blocking();
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(returned.load());
+  release();
+  waiter.join();
+  EXPECT_TRUE(returned.load());
+}
+
 TEST(ShmSegmentTest, NameGoesAwayOnUnlinkAndTheMappingStays) {
   ShmSegment segment = ShmSegment::create("/kolo-test-", 8192);
   const std::string name = segment.name();
@@ -80,16 +97,7 @@ TEST(ShmSegmentTest, WrongSizeIsRefused) {
 
 TEST(ShmGroupTest, WaitReturnsOnceThePeerAdvanced) {
   Pair pair;
-  std::atomic<bool> released{false};
-  std::thread waiter([&] {
-    pair.b->wait_member(0, 1);
-    released = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_FALSE(released.load());
-  pair.a->advance();
-  waiter.join();
-  EXPECT_TRUE(released.load());
+  expect_blocked_until([&] { pair.b->wait_member(0, 1); }, [&] { pair.a->advance(); });
 }
 
 TEST(ShmGroupTest, BuffersAlternateAndARetiredSlotWaitsForEveryMembersNextPhase) {
@@ -103,16 +111,7 @@ TEST(ShmGroupTest, BuffersAlternateAndARetiredSlotWaitsForEveryMembersNextPhase)
   EXPECT_THROW(pair.a->acquire_slot(0), InternalError);
   // After a's phase the slot waits for b's too (b may still read it).
   pair.a->advance();
-  std::atomic<bool> acquired{false};
-  std::thread taker([&] {
-    pair.a->acquire_slot(0);
-    acquired = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_FALSE(acquired.load());
-  pair.b->advance();
-  taker.join();
-  EXPECT_TRUE(acquired.load());
+  expect_blocked_until([&] { pair.a->acquire_slot(0); }, [&] { pair.b->advance(); });
 }
 
 TEST(ShmGroupTest, AbortReachesAWaitingMemberWithTheReason) {
