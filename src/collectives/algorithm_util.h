@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -73,6 +75,29 @@ struct RingGeometry {
  private:
   size_t count_;
 };
+
+// One past the last byte of any block.
+inline size_t extent(const std::vector<ByteRange>& blocks) {
+  size_t end = 0;
+  for (const ByteRange& b : blocks) end = std::max(end, b.offset + b.length);
+  return end;
+}
+
+// For an alltoallv whose send and recv blocks overlap (in place, or any
+// overlap): blocks of recv would be overwritten while other blocks of send
+// are still to go, so it returns a copy of the send side to send from.
+// Null when they do not overlap.
+inline std::unique_ptr<std::byte[]> copy_if_overlapping(const void* send, const std::vector<ByteRange>& send_blocks,
+                                                        const void* recv, const std::vector<ByteRange>& recv_blocks) {
+  const size_t send_bytes = extent(send_blocks);
+  const size_t recv_bytes = extent(recv_blocks);
+  const auto s = reinterpret_cast<uintptr_t>(send);
+  const auto r = reinterpret_cast<uintptr_t>(recv);
+  if (send_bytes == 0 || recv_bytes == 0 || s >= r + recv_bytes || r >= s + send_bytes) return nullptr;
+  auto copy = scratch_bytes(send_bytes);
+  std::memcpy(copy.get(), send, send_bytes);
+  return copy;
+}
 
 inline std::byte* at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
 inline const std::byte* at(const void* base, size_t offset) {

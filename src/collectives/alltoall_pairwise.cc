@@ -5,21 +5,6 @@
 #include "collectives/algorithm_util.h"
 
 namespace kolo::collectives::detail {
-namespace {
-
-size_t extent(const std::vector<ByteRange>& blocks) {
-  size_t end = 0;
-  for (const ByteRange& b : blocks) end = std::max(end, b.offset + b.length);
-  return end;
-}
-
-bool overlaps(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  auto pa = reinterpret_cast<uintptr_t>(a);
-  auto pb = reinterpret_cast<uintptr_t>(b);
-  return a_bytes > 0 && b_bytes > 0 && pa < pb + b_bytes && pb < pa + a_bytes;
-}
-
-}  // namespace
 
 // Pairwise exchange: at step i (1 <= i < size) rank r sends to r+i and
 // receives from r-i, so at every step each rank has exactly one destination
@@ -34,13 +19,8 @@ void alltoallv_pairwise(Context& ctx, Tag tag, const void* send,
 
   // In place (or any overlap): blocks of recv are overwritten while other
   // blocks of send are still to be sent, so send from a copy.
-  std::unique_ptr<std::byte[]> send_copy;
-  const size_t send_extent = extent(send_blocks);
-  if (overlaps(send, send_extent, recv, extent(recv_blocks))) {
-    send_copy = scratch_bytes(send_extent);
-    std::memcpy(send_copy.get(), send, send_extent);
-    send = send_copy.get();
-  }
+  std::unique_ptr<std::byte[]> send_copy = copy_if_overlapping(send, send_blocks, recv, recv_blocks);
+  if (send_copy) send = send_copy.get();
 
   RequestList receives;
   for (int step = 1; step < size; ++step) {

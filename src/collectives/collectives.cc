@@ -189,19 +189,22 @@ void alltoall(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
   alltoallv(ctx, tag, send, counts, recv, counts, dtype, options);
 }
 
-void alltoallv(Context& ctx, Tag tag, const void* send, const std::vector<size_t>& send_counts,
-               void* recv, const std::vector<size_t>& recv_counts, DataType dtype,
-               const CollectiveOptions& options) {
-  const int size = ctx.size();
-  const int rank = ctx.rank();
+AlltoallBlocks alltoallv_blocks(int size, int rank, const std::vector<size_t>& send_counts,
+                                const std::vector<size_t>& recv_counts, DataType dtype) {
   check_counts(send_counts, size, "alltoallv send_counts");
   check_counts(recv_counts, size, "alltoallv recv_counts");
   if (send_counts[rank] != recv_counts[rank])
     throw InvalidArgument(fmt::format("alltoallv: rank {} sends itself {} elements but expects {}",
                                       rank, send_counts[rank], recv_counts[rank]));
   const size_t element = dtype_size(dtype);
-  detail::alltoallv_pairwise(ctx, tag, send, packed_ranges(send_counts, element), recv,
-                             packed_ranges(recv_counts, element));
+  return {packed_ranges(send_counts, element), packed_ranges(recv_counts, element)};
+}
+
+void alltoallv(Context& ctx, Tag tag, const void* send, const std::vector<size_t>& send_counts,
+               void* recv, const std::vector<size_t>& recv_counts, DataType dtype,
+               const CollectiveOptions& options) {
+  const AlltoallBlocks blocks = alltoallv_blocks(ctx.size(), ctx.rank(), send_counts, recv_counts, dtype);
+  detail::alltoallv_pairwise(ctx, tag, send, blocks.send, recv, blocks.recv);
 }
 
 void barrier(Context& ctx, Tag tag, const CollectiveOptions& options) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collectives/algorithms.h"
 #include "collectives/options.h"
 #include "kolo/types.h"
 #include "transport/context.h"
@@ -68,6 +69,16 @@ void alltoall(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
 void alltoallv(Context& ctx, Tag tag, const void* send, const std::vector<size_t>& send_counts,
                void* recv, const std::vector<size_t>& recv_counts, DataType dtype,
                const CollectiveOptions& options);
+
+// The byte blocks of an alltoallv (packed in rank order on each side), once
+// the counts pass alltoallv's checks (one entry per rank; what `rank` sends
+// itself is what it expects from itself); else throws InvalidArgument.
+// Other paths to alltoallv (shared memory) validate with it too.
+struct AlltoallBlocks {
+  std::vector<detail::ByteRange> send, recv;
+};
+AlltoallBlocks alltoallv_blocks(int size, int rank, const std::vector<size_t>& send_counts,
+                                const std::vector<size_t>& recv_counts, DataType dtype);
 
 // Reduces `count` elements across ranks; rank r receives its shard:
 // count/n elements, one more if r < count % n, starting at

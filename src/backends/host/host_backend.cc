@@ -155,7 +155,13 @@ void HostBackend::broadcast(void* data, size_t count, DataType dtype, int root) 
 
 void HostBackend::alltoallv(const void* send, const std::vector<size_t>& send_counts, void* recv,
                             const std::vector<size_t>& recv_counts, DataType dtype) {
-  collectives::alltoallv(*context_, next_tag(), send, send_counts, recv, recv_counts, dtype, options_);
+  const transport::Tag tag = next_tag();
+  if (can_use_shm_alone(topology_)) {
+    const auto blocks = collectives::alltoallv_blocks(size(), rank(), send_counts, recv_counts, dtype);
+    on_shared_memory([&] { shm_alltoallv(topology_, send, blocks.send, recv, blocks.recv); });
+    return;
+  }
+  collectives::alltoallv(*context_, tag, send, send_counts, recv, recv_counts, dtype, options_);
 }
 
 void HostBackend::reduce_scatterv(const void* send, void* recv, const std::vector<size_t>& counts,

@@ -3,7 +3,9 @@
 //
 // Choice of algorithm (docs/architecture.md, "Choosing an algorithm"):
 // - every rank on one host with shared memory: allreduce, allgather,
-//   broadcast and barrier go through the segment (src/collectives/shm);
+//   broadcast, reduce-scatter, alltoall, barrier and the control plane
+//   (gather_bytes, broadcast_bytes, allreduce_and) go through the segment
+//   (src/collectives/shm);
 // - several hosts with the same number of ranks (>= 2) each, all with
 //   shared memory: hierarchical allreduce and allgather (unless turned off);
 // - otherwise, and for the other operations: the TCP algorithms, chosen by

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "collectives/algorithm_util.h"
 #include "collectives/reduce/reduce.h"
 #include "collectives/shm/shm_collectives.h"
 
@@ -117,6 +118,12 @@ void hierarchical_allgatherv(HostTopology& topo, transport::Tag tag, void* recv,
 void shm_broadcast(HostTopology& topo, void* data, size_t bytes, int root) {
   // One host: local ranks are the group's ranks in order.
   collectives::shm::broadcast(*topo.shm, data, bytes, root);
+}
+
+void shm_alltoallv(HostTopology& topo, const void* send, const std::vector<ByteRange>& send_blocks, void* recv,
+                   const std::vector<ByteRange>& recv_blocks) {
+  const auto send_copy = collectives::detail::copy_if_overlapping(send, send_blocks, recv, recv_blocks);
+  collectives::shm::alltoallv(*topo.shm, send_copy ? send_copy.get() : send, send_blocks, recv, recv_blocks);
 }
 
 void shm_barrier(HostTopology& topo) { collectives::shm::barrier(*topo.shm); }

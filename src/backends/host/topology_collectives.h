@@ -43,6 +43,9 @@ void hierarchical_allgatherv(HostTopology& topo, transport::Tag tag, void* recv,
                              const collectives::CollectiveOptions& options);
 
 void shm_broadcast(HostTopology& topo, void* data, size_t bytes, int root);
+// Blocks as collectives::alltoallv_blocks makes them; send and recv may overlap.
+void shm_alltoallv(HostTopology& topo, const void* send, const std::vector<ByteRange>& send_blocks, void* recv,
+                   const std::vector<ByteRange>& recv_blocks);
 void shm_barrier(HostTopology& topo);
 
 }  // namespace kolo::backends

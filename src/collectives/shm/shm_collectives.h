@@ -67,6 +67,14 @@ void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRa
 // `bytes` of `data` on member `root` are copied to every member.
 void broadcast(ShmGroup& group, void* data, size_t bytes, int root);
 
+// Member m sends send_blocks[j] (byte ranges of its `send`) to member j,
+// which receives it at recv_blocks[m] of its `recv`. The lengths must
+// agree pair by pair (a mismatch throws InvalidArgument naming both).
+// `send` and `recv` must not overlap. Blocks of single_copy_bytes and more
+// are read straight from the sender's buffer where the group allows it.
+void alltoallv(ShmGroup& group, const void* send, const std::vector<ByteRange>& send_blocks, void* recv,
+               const std::vector<ByteRange>& recv_blocks);
+
 // Returns once every member has entered.
 void barrier(ShmGroup& group);
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "collectives/collectives.h"
@@ -115,6 +116,58 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
       }
   }
 
+  // Rank i sends counts(i, j) int32s to rank j; each rank's recv ends in
+  // guard bytes that must stay untouched. In place: send is recv (needs
+  // counts that are the same for every pair).
+  void alltoallv(const std::function<size_t(int, int)>& counts, bool in_place = false) {
+    const int n = size();
+    const uint64_t salt = ++salt_;
+    auto block = [&](int i, int j) { return make_bytes(counts(i, j) * 4, i * 64 + j, salt); };
+    std::vector<Bytes> expected(n);
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < n; ++i) {
+        const Bytes b = block(i, j);
+        expected[j].insert(expected[j].end(), b.begin(), b.end());
+      }
+      expected[j].insert(expected[j].end(), 5, 0xcd);
+    }
+    std::vector<Bytes> results(n);
+    ASSERT_EQ(run_backends(backends_,
+                           [&](backends::Backend& b) {
+                             const int r = b.rank();
+                             std::vector<size_t> send_counts, recv_counts;
+                             Bytes send;
+                             for (int j = 0; j < n; ++j) {
+                               send_counts.push_back(counts(r, j));
+                               recv_counts.push_back(counts(j, r));
+                               const Bytes bj = block(r, j);
+                               send.insert(send.end(), bj.begin(), bj.end());
+                             }
+                             Bytes& out = results[r];
+                             out = Bytes(expected[r].size(), 0xcd);
+                             if (in_place) std::copy(send.begin(), send.end(), out.begin());
+                             b.alltoallv(in_place ? out.data() : send.data(), send_counts, out.data(), recv_counts,
+                                         DataType::kInt32);
+                           }),
+              "")
+        << "salt " << salt;
+    for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == expected[r]) << "rank " << r << " salt " << salt;
+  }
+
+  // Equal, uneven with empty blocks, many rounds of the 4 KiB slots, and
+  // one long block between two ranks only (every rank still takes as many
+  // rounds as that pair needs).
+  void alltoallv_cases() {
+    const int n = size();
+    for (size_t c : {size_t{0}, size_t{1}, size_t{1000}}) {
+      alltoallv([c](int, int) { return c; });
+      alltoallv([c](int, int) { return c; }, true);
+    }
+    alltoallv([](int i, int j) { return static_cast<size_t>((i * 7 + j * 3) % 4) * 333; });
+    alltoallv([](int i, int j) { return static_cast<size_t>(i == j ? 5 : 0); });
+    alltoallv([n](int i, int j) { return size_t{i == 0 && j == n - 1 ? 5000u : 3u}; });
+  }
+
   Backends backends_;
   uint64_t salt_ = 0;
 };
@@ -173,6 +226,7 @@ TEST_P(ShmBackendTest, MixedSequenceReusesSlotsSafely) {
     allreduce(DataType::kInt64, ReduceOp::kSum, 9000, true);
     ASSERT_EQ(run_backends(backends_, [](backends::Backend& b) { b.barrier(); }), "");
     allreduce(DataType::kFloat32, ReduceOp::kMin, 1500, false);
+    alltoallv([round](int i, int j) { return static_cast<size_t>((i + j + round) % 3) * 700; });
   }
 }
 
@@ -269,6 +323,35 @@ TEST_P(ShmBackendTest, ReduceScatterEvenAndUnevenShards) {
       }
 }
 
+TEST_P(ShmBackendTest, AlltoallvEqualUnevenEmptyAndInPlace) { alltoallv_cases(); }
+
+TEST_P(ShmBackendTest, AlltoallvCountsThatDisagreeFailEveryRank) {
+  // Rank 1 expects one element fewer from rank 0 than rank 0 sends. On one
+  // host every rank finds it in the headers and names both ranks; over TCP
+  // the transport rejects the message on rank 1.
+  const int n = size();
+  std::vector<std::string> errors(n);
+  const std::string all = run_backends(backends_, [&](backends::Backend& b) {
+    const int r = b.rank();
+    std::vector<size_t> send_counts(n, 4), recv_counts(n, 4);
+    if (r == 1) recv_counts[0] = 3;
+    std::vector<int32_t> send(4 * n, r), recv(4 * n, -1);
+    try {
+      b.alltoallv(send.data(), send_counts, recv.data(), recv_counts, DataType::kInt32);
+    } catch (const std::exception& e) {
+      errors[r] = e.what();
+      throw;
+    }
+  });
+  EXPECT_NE(all, "");
+  EXPECT_NE(errors[1], "") << all;
+  if (backends_[0]->topology().shm && backends_[0]->topology().hosts.size() == 1) {
+    for (int r = 0; r < n; ++r)
+      for (const char* part : {"alltoallv: rank 0 (", ") sends 16 bytes to rank 1 (", "), which expects 12"})
+        EXPECT_NE(errors[r].find(part), std::string::npos) << "rank " << r << ": " << errors[r];
+  }
+}
+
 TEST_P(ShmBackendTest, ControlPlaneOnEveryPath) {
   // The engine's negotiation: gather_bytes and broadcast_bytes from every
   // root (empty, short, and longer than a 4 KiB slot), and allreduce_and,
@@ -361,12 +444,27 @@ TEST_P(ShmDirectReadsTest, AllgathervInPlace) { allgatherv({1, 3000}, true); }
 // take the pipelined slots.
 TEST_P(ShmDirectReadsTest, BroadcastFromEveryRoot) { broadcast({0, 1, 4096, 10007}); }
 
+// Every non-empty block is read from its sender's buffer.
+TEST_P(ShmDirectReadsTest, AlltoallvEqualUnevenEmptyAndInPlace) { alltoallv_cases(); }
+
+// Blocks from 2000 bytes on are read directly, shorter ones take the slots,
+// in the same exchange.
+TEST_P(ShmDirectReadsTest, AlltoallvMixesDirectAndSlotBlocks) {
+  transport::shm::ShmOptions shm = small_slot_options();
+  shm.single_copy = transport::shm::SingleCopy::kOn;
+  shm.single_copy_bytes = 2000;
+  backends_ = make_backends(GetParam().hosts, shm);
+  alltoallv([](int i, int j) { return static_cast<size_t>((i + j) % 3) * 400; });
+  alltoallv([](int i, int j) { return size_t{(i + j) % 2 == 0 ? 600u : 7u}; });
+}
+
 TEST_P(ShmDirectReadsTest, MixedWithSlotPaths) {
   for (int round = 0; round < 3; ++round) {
     allgatherv({5});
     allreduce(DataType::kInt32, ReduceOp::kSum, 3, false);
     broadcast({1000});
     allreduce(DataType::kInt64, ReduceOp::kSum, 9000, true);
+    alltoallv([](int i, int j) { return static_cast<size_t>(i + j); });
   }
 }
 
