@@ -11,7 +11,9 @@ same size conventions and the same bus bandwidth formulas as kolo-bench and mpi-
 - allgather: the size is the gathered total, as nccl-tests and kolo-bench define it; each rank
   sends size / np rounded down to whole float32 elements, and the reported size is that
   count x np x 4 bytes;
-- busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather), 1 (broadcast).
+- alltoall: the size is what each rank sends (and receives), np blocks of size / np rounded
+  down to whole float32 elements, as kolo-bench defines it;
+- busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, alltoall), 1 (broadcast).
 
 Starts --np local processes itself (this script again, one rank each, meeting through a
 FileStore in a fresh temporary directory, gloo over 127.0.0.1 unless GLOO_SOCKET_IFNAME says
@@ -22,7 +24,8 @@ is the slowest rank's mean per iteration, as kolo-bench and mpi-bench report it.
 How it calls torch.distributed, as a user would: all_reduce in place on the tensor (the values
 keep growing during the timed loop, which does not change the speed: sums of small integers
 never become denormals, and inf adds at full speed); all_gather into a list of the np views of
-one output tensor (gloo in torch 1.13 has no all_gather_into_tensor); broadcast in place.
+one output tensor (gloo in torch 1.13 has no all_gather_into_tensor); broadcast in place;
+all_to_all_single out of place.
 
 Exit status: 0 all checked results right, 1 a wrong result or a failed rank, 2 bad arguments,
 124 the run exceeded --timeout.
@@ -38,7 +41,7 @@ import sys
 import tempfile
 import time
 
-COLLECTIVES = ("allreduce", "allgather", "broadcast")
+COLLECTIVES = ("allreduce", "allgather", "broadcast", "alltoall")
 ELEM = 4  # float32
 
 
@@ -67,7 +70,7 @@ def sweep_sizes(begin, end, factor):
 def bus_factor(collective, n):
     if collective == "allreduce":
         return 2 * (n - 1) / n if n > 1 else 0
-    if collective == "allgather":
+    if collective in ("allgather", "alltoall"):
         return (n - 1) / n
     return 1.0
 
@@ -121,7 +124,7 @@ def rank_main(args):
     if rank == 0:
         print(f"# torch-bench {c}: {n} ranks, {args.warmup_iters} warm-up + {args.iters} timed "
               f"iterations, torch {torch.__version__} gloo, 1 thread per rank")
-        print("# out-of-place" if c == "allgather" else "# in-place")
+        print("# out-of-place" if c in ("allgather", "alltoall") else "# in-place")
         print("#{:>12} {:>12} {:>9} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}".format(
             "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong"))
         print("#{:>12} {:>12} {:>9} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}".format(
@@ -131,10 +134,11 @@ def rank_main(args):
     sizes = sweep_sizes(args.minbytes, args.maxbytes, args.stepfactor)
     for nbytes in sizes:
         elems = nbytes // ELEM
-        count = elems // n if c == "allgather" else elems  # elements each rank sends
-        total = count * n if c == "allgather" else count  # reported elements
+        blocks = c in ("allgather", "alltoall")
+        count = elems // n if blocks else elems  # elements of each block a rank sends
+        total = count * n if blocks else count  # reported elements
         if count == 0:
-            # Nothing to move (allgather of fewer than np elements): gloo would divide by zero.
+            # Nothing to move (fewer than np elements in blocks of np): gloo would divide by zero.
             if rank == 0:
                 print(" {:>12} {:>12} {:>9} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}".format(
                     0, 0, "float32", "sum" if c == "allreduce" else "none",
@@ -147,6 +151,14 @@ def rank_main(args):
             run = lambda: dist.all_gather(views, send)  # noqa: E731
             result = out
             expect = lambda: torch.cat([inputs(r, count) for r in range(n)])  # noqa: E731
+        elif c == "alltoall":
+            # Block j of rank r's input goes to rank j, as in kolo-bench.
+            send = inputs(rank, total)
+            out = torch.zeros(total, dtype=torch.float32)
+            run = lambda: dist.all_to_all_single(out, send)  # noqa: E731
+            result = out
+            expect = lambda: torch.cat(  # noqa: E731
+                [inputs(q, total)[rank * count:(rank + 1) * count] for q in range(n)])
         elif c == "allreduce":
             buf = inputs(rank, count)
             run = lambda: dist.all_reduce(buf)  # noqa: E731

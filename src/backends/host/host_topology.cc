@@ -40,7 +40,8 @@ struct SegmentName {
 };
 struct Attached {
   int64_t ok;
-  int64_t single_copy;  // this rank can read every other local rank's memory
+  int64_t reads_work;    // this rank can read every other local rank's memory
+  int64_t single_copy;   // and wants allgathers and broadcasts to do so
 };
 
 uint64_t fnv1a(const std::string& text) {
@@ -122,18 +123,22 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   const auto names = allgather_records(ctx, first_tag + 1, named);
   const std::string name = names[mine.front()].name;
 
-  Attached attached{0, 0};
+  Attached attached{0, 0, 0};
   if (wants_shm && !name.empty()) {
     try {
       if (topo.local_rank != 0) segment = ShmSegment::open(name, bytes);
       attached.ok = 1;
-      // With more ranks than cores the slots do better (measured with 4
-      // ranks on 2 cores, docs/benchmarks.md): a rank in a long read holds
-      // its core while the others wait for it.
+      // With more ranks than cores the slots do better for allgather and
+      // broadcast (measured with 4 ranks on 2 cores, docs/benchmarks.md): a
+      // rank in a long read holds its core while the others wait for it.
+      // Alltoall reads directly wherever the reads work: there they won
+      // with 4 ranks on 2 cores too.
       const bool cores_enough = mine.size() <= static_cast<size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
       const bool wanted = options.single_copy == transport::shm::SingleCopy::kOn ||
                           (options.single_copy == transport::shm::SingleCopy::kAuto && cores_enough);
-      attached.single_copy = wanted && single_copy_works(ids, mine, rank) ? 1 : 0;
+      const bool works = options.single_copy != transport::shm::SingleCopy::kOff && single_copy_works(ids, mine, rank);
+      attached.reads_work = works ? 1 : 0;
+      attached.single_copy = works && wanted ? 1 : 0;
     } catch (const Error& e) {
       KOLO_LOG_WARNING("rank {}: cannot map shared memory {} of the host's first rank: {}", rank, name,
                        e.what());
@@ -152,6 +157,8 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
     const bool single_copy =
         std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].single_copy == 1; });
     group_options.single_copy = single_copy ? transport::shm::SingleCopy::kOn : transport::shm::SingleCopy::kOff;
+    group_options.direct_reads_work =
+        std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].reads_work == 1; });
     if (topo.local_rank == 0 && options.single_copy != transport::shm::SingleCopy::kOff && !single_copy)
       KOLO_LOG_INFO("rank {}: large allgathers and broadcasts copy through shared memory twice: the ranks of "
                     "this host outnumber its cores or cannot read each other's memory (process_vm_readv)",

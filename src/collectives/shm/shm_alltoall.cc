@@ -6,7 +6,7 @@
 // and length of each block it sends. Once every member has advanced past
 // it, each reads all headers and derives the same plan:
 // - a block of at least ShmOptions::single_copy_bytes, where the group
-//   allows direct reads, is read by its receiver straight from the
+//   allows direct reads (ShmGroup::direct_reads), is read by its receiver straight from the
 //   sender's buffer (one copy); the sender then keeps its buffer until a
 //   last phase says every reader is done;
 // - every other block goes through the slots, one sub-block per receiver,
@@ -44,7 +44,7 @@ class AlltoallPlan {
  public:
   explicit AlltoallPlan(const ShmGroup& group)
       : n_(group.size()),
-        direct_allowed_(group.single_copy()),
+        direct_allowed_(group.direct_reads()),
         direct_from_(group.single_copy_bytes()),
         header_bytes_((static_cast<size_t>(n_) * sizeof(BlockEntry) + 63) / 64 * 64) {
     const size_t slot = group.slot_bytes();
@@ -111,7 +111,7 @@ void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRang
   auto* entries = reinterpret_cast<BlockEntry*>(mine);
   for (int j = 0; j < n; ++j)
     entries[j] = {send_blocks[j].offset, j == r ? 0 : send_blocks[j].length, j == r ? 0 : recv_blocks[j].length};
-  if (group.single_copy()) group.publish_address(reinterpret_cast<uintptr_t>(send));
+  if (group.direct_reads()) group.publish_address(reinterpret_cast<uintptr_t>(send));
   copy_in(mine, 0);
   const uint32_t announced = group.advance();
   const ByteRange& own = send_blocks[r];

@@ -86,7 +86,10 @@ class ShmGroup {
   // unchanged until every reader has advanced again; the others read it
   // with read_member(m, offset, ...) (bytes from the published address +
   // offset) in between.
+  // Whether allgather and broadcast read directly.
   bool single_copy() const { return options_.single_copy == SingleCopy::kOn; }
+  // Whether alltoall does (see ShmOptions::direct_reads_work).
+  bool direct_reads() const { return single_copy() || options_.direct_reads_work; }
   size_t single_copy_bytes() const { return options_.single_copy_bytes; }
   void publish_address(uintptr_t address);
   void read_member(int member, size_t offset, void* local, size_t bytes) const;

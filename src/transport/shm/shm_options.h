@@ -28,6 +28,11 @@ struct ShmOptions {
   // the group: kAuto also needs no more ranks on the host than cores, kOn
   // only the probe; a group given kAuto directly keeps it off.
   SingleCopy single_copy = SingleCopy::kAuto;
+  // Set by set-up: the probe passed on every rank of the host and
+  // KOLO_SHM_SINGLE_COPY is not 0. Alltoall then reads blocks of
+  // single_copy_bytes and more directly even where single_copy is off for
+  // having more ranks than cores.
+  bool direct_reads_work = false;
   // From this many bytes per rank's block on (allgather) or of the message
   // (broadcast, up to slot_bytes), those take the direct reads; smaller ones
   // go through the slots, whose one phase is cheaper than the system calls

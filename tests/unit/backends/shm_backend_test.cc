@@ -11,6 +11,8 @@
 #include <functional>
 #include <tuple>
 
+#include <unistd.h>
+
 #include "collectives/collectives.h"
 #include "unit/backends/topology_fixture.h"
 #include "unit/collectives/reference.h"
@@ -349,6 +351,27 @@ TEST_P(ShmBackendTest, AlltoallvCountsThatDisagreeFailEveryRank) {
     for (int r = 0; r < n; ++r)
       for (const char* part : {"alltoallv: rank 0 (", ") sends 16 bytes to rank 1 (", "), which expects 12"})
         EXPECT_NE(errors[r].find(part), std::string::npos) << "rank " << r << ": " << errors[r];
+  }
+}
+
+TEST_P(ShmBackendTest, AlltoallReadsDirectlyWhereTheReadsWorkUnlessTurnedOff) {
+  // KOLO_SHM_SINGLE_COPY=auto: allgather and broadcast read directly only
+  // where the host's ranks do not outnumber its cores, alltoall wherever
+  // the reads work (here: always, the ranks are threads). 0: never.
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  for (auto mode : {transport::shm::SingleCopy::kAuto, transport::shm::SingleCopy::kOff}) {
+    transport::shm::ShmOptions shm = small_slot_options();
+    shm.single_copy = mode;
+    shm.single_copy_bytes = 1;
+    backends_ = make_backends(GetParam().hosts, shm);
+    for (const auto& backend : backends_) {
+      const auto& group = backend->topology().shm;
+      if (!group) continue;
+      const bool on = mode == transport::shm::SingleCopy::kAuto;
+      EXPECT_EQ(group->direct_reads(), on) << "rank " << backend->rank();
+      EXPECT_EQ(group->single_copy(), on && group->size() <= cores) << "rank " << backend->rank();
+    }
+    alltoallv_cases();
   }
 }
 
