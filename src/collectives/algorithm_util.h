@@ -83,6 +83,13 @@ inline size_t extent(const std::vector<ByteRange>& blocks) {
   return end;
 }
 
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+inline bool ranges_overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto pa = reinterpret_cast<uintptr_t>(a);
+  const auto pb = reinterpret_cast<uintptr_t>(b);
+  return a_bytes > 0 && b_bytes > 0 && pa < pb + b_bytes && pb < pa + a_bytes;
+}
+
 // For an alltoallv whose send and recv blocks overlap (in place, or any
 // overlap): blocks of recv would be overwritten while other blocks of send
 // are still to go, so it returns a copy of the send side to send from.
@@ -90,10 +97,7 @@ inline size_t extent(const std::vector<ByteRange>& blocks) {
 inline std::unique_ptr<std::byte[]> copy_if_overlapping(const void* send, const std::vector<ByteRange>& send_blocks,
                                                         const void* recv, const std::vector<ByteRange>& recv_blocks) {
   const size_t send_bytes = extent(send_blocks);
-  const size_t recv_bytes = extent(recv_blocks);
-  const auto s = reinterpret_cast<uintptr_t>(send);
-  const auto r = reinterpret_cast<uintptr_t>(recv);
-  if (send_bytes == 0 || recv_bytes == 0 || s >= r + recv_bytes || r >= s + send_bytes) return nullptr;
+  if (!ranges_overlap(send, send_bytes, recv, extent(recv_blocks))) return nullptr;
   auto copy = scratch_bytes(send_bytes);
   std::memcpy(copy.get(), send, send_bytes);
   return copy;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "backends/host/topology_collectives.h"
+#include "collectives/algorithm_util.h"
 #include "collectives/collectives.h"
 #include "common/error.h"
 #include "transport/sub_context.h"
@@ -130,10 +131,8 @@ void HostBackend::allgatherv(const void* send, void* recv, const std::vector<siz
   auto* own_block = static_cast<std::byte*>(recv) + own.offset;
   if (own.length > 0 && own_block != send) std::memmove(own_block, send, own.length);
   // A send buffer inside recv may have been overwritten by that move.
-  const auto* send_begin = static_cast<const std::byte*>(send);
-  const auto* recv_begin = static_cast<const std::byte*>(recv);
-  const bool send_intact = send_begin == own_block || send_begin + own.length <= recv_begin ||
-                           send_begin >= recv_begin + offset;
+  const bool send_intact =
+      send == own_block || !collectives::detail::ranges_overlap(send, own.length, recv, offset);
   on_shared_memory([&] {
     if (shm_alone) {
       shm_allgatherv(topology_, send_intact ? send : own_block, recv, ranges);
@@ -181,10 +180,10 @@ void HostBackend::reduce_scatterv(const void* send, void* recv, const std::vecto
   // allreduce takes), keep this rank's part. Correct, at twice the traffic
   // of a reduce-scatter.
   size_t element = dtype_size(dtype);
-  std::vector<std::byte> whole(total * element);
-  allreduce(send, whole.data(), total, dtype, reduction);
+  const auto whole = collectives::detail::scratch_bytes(total * element);  // the allreduce writes all of it
+  allreduce(send, whole.get(), total, dtype, reduction);
   size_t offset = std::accumulate(counts.begin(), counts.begin() + rank(), size_t{0});
-  std::memcpy(recv, whole.data() + offset * element, counts[static_cast<size_t>(rank())] * element);
+  std::memcpy(recv, whole.get() + offset * element, counts[static_cast<size_t>(rank())] * element);
 }
 
 void HostBackend::barrier() {

@@ -40,6 +40,9 @@ struct BlockEntry {
   uint64_t expects;
 };
 
+// How the exchange is cut. The geometry comes from the group; what all
+// members must agree on (rounds, whether anyone reads directly) comes from
+// the headers of round 0, which every member reads whole.
 class AlltoallPlan {
  public:
   explicit AlltoallPlan(const ShmGroup& group)
@@ -58,16 +61,33 @@ class AlltoallPlan {
     sub_bytes_ = sub >= 64 ? sub / 64 * 64 : sub;
   }
 
-  bool direct(size_t length) const { return direct_allowed_ && length >= direct_from_; }
-  size_t rounds_for(size_t length) const {
-    return direct(length) ? 1 : std::max<size_t>(1, (length + sub_bytes_ - 1) / sub_bytes_);
+  // From every member's header (header(m) for member m): the rounds the
+  // longest slot block needs and whether any block is read directly; throws
+  // on the first pair whose lengths disagree (the same pair on every member).
+  template <typename Header>
+  void agree(const ShmGroup& group, Header&& header) {
+    for (int q = 0; q < n_; ++q) {
+      for (int j = 0; j < n_; ++j) {
+        if (j == q) continue;
+        const uint64_t length = header(q)[j].length;
+        const uint64_t expected = header(j)[q].expects;
+        if (length != expected)
+          throw InvalidArgument(fmt::format("alltoallv: {} sends {} bytes to {}, which expects {}",
+                                            group.member_name(q), length, group.member_name(j), expected));
+        any_direct_ = any_direct_ || direct(length);
+        if (!direct(length)) rounds_ = std::max(rounds_, (length + sub_bytes_ - 1) / sub_bytes_);
+      }
+    }
   }
+
+  bool direct(size_t length) const { return direct_allowed_ && length >= direct_from_; }
+  size_t rounds() const { return rounds_; }
+  bool any_direct() const { return any_direct_; }
   // Part k of a slot block of `length` bytes: offset within it and length.
   ByteRange part(size_t length, size_t k) const {
     const size_t begin = std::min(length, k * sub_bytes_);
     return {begin, std::min(sub_bytes_, length - begin)};
   }
-  size_t header_bytes() const { return header_bytes_; }
   size_t sub_block(int member) const { return header_bytes_ + static_cast<size_t>(member) * sub_bytes_; }
 
  private:
@@ -76,13 +96,15 @@ class AlltoallPlan {
   size_t direct_from_;
   size_t header_bytes_;
   size_t sub_bytes_ = 0;
+  size_t rounds_ = 1;  // round 0 always runs: it carries the headers
+  bool any_direct_ = false;
 };
 
 void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRange>& send_blocks, std::byte* recv,
               const std::vector<ByteRange>& recv_blocks) {
   const int n = group.size();
   const int r = group.rank();
-  const AlltoallPlan plan(group);
+  AlltoallPlan plan(group);
   auto header = [&](int member, int buffer) {
     return reinterpret_cast<const BlockEntry*>(group.slot(member, buffer));
   };
@@ -94,63 +116,46 @@ void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRang
       if (piece.length > 0) std::memcpy(mine + plan.sub_block(j), send + block.offset + piece.offset, piece.length);
     }
   };
+  // Blocks read directly come whole in round 0, from the sender's buffer at
+  // the offset its header gives.
   auto copy_out = [&](int buffer, size_t k) {
     for (int step = 1; step < n; ++step) {
       const int q = (r + step) % n;  // members start at different peers: the reads spread out
       const ByteRange& block = recv_blocks[q];
-      if (plan.direct(block.length)) continue;
+      if (plan.direct(block.length)) {
+        if (k == 0) group.read_member(q, header(q, buffer)[r].offset, recv + block.offset, block.length);
+        continue;
+      }
       const ByteRange piece = plan.part(block.length, k);
       if (piece.length > 0) std::memcpy(recv + block.offset + piece.offset, group.slot(q, buffer) + plan.sub_block(r), piece.length);
     }
   };
 
-  // Round 0, with the header.
-  const int first = group.next_buffer();
-  group.acquire_slot(first);
-  std::byte* mine = group.slot(r, first);
-  auto* entries = reinterpret_cast<BlockEntry*>(mine);
-  for (int j = 0; j < n; ++j)
-    entries[j] = {send_blocks[j].offset, j == r ? 0 : send_blocks[j].length, j == r ? 0 : recv_blocks[j].length};
-  if (group.direct_reads()) group.publish_address(reinterpret_cast<uintptr_t>(send));
-  copy_in(mine, 0);
-  const uint32_t announced = group.advance();
-  const ByteRange& own = send_blocks[r];
-  if (own.length > 0) std::memcpy(recv + recv_blocks[r].offset, send + own.offset, own.length);
-  group.wait_all(announced);
-
-  // Every header is readable now: the same plan on every member.
-  size_t rounds = 1;
-  bool any_direct = false;
-  for (int q = 0; q < n; ++q) {
-    const BlockEntry* theirs = header(q, first);
-    for (int j = 0; j < n; ++j) {
-      if (j == q) continue;
-      any_direct = any_direct || plan.direct(theirs[j].length);
-      rounds = std::max(rounds, plan.rounds_for(theirs[j].length));
-      const uint64_t expected = header(j, first)[q].expects;
-      if (theirs[j].length != expected)
-        throw InvalidArgument(fmt::format("alltoallv: {} sends {} bytes to {}, which expects {}", group.member_name(q),
-                                          theirs[j].length, group.member_name(j), expected));
-    }
-  }
-  for (int step = 1; step < n; ++step) {
-    const int q = (r + step) % n;
-    const ByteRange& block = recv_blocks[q];
-    if (plan.direct(block.length)) group.read_member(q, header(q, first)[r].offset, recv + block.offset, block.length);
-  }
-  copy_out(first, 0);
-  group.retire_slot(first);
-
-  for (size_t k = 1; k < rounds; ++k) {
+  // plan.rounds() is 1 until round 0's headers are read.
+  for (size_t k = 0; k < plan.rounds(); ++k) {
     const int buffer = group.next_buffer();
     group.acquire_slot(buffer);
-    copy_in(group.slot(r, buffer), k);
-    group.wait_all(group.advance());
+    std::byte* mine = group.slot(r, buffer);
+    if (k == 0) {
+      auto* entries = reinterpret_cast<BlockEntry*>(mine);
+      for (int j = 0; j < n; ++j)
+        entries[j] = {send_blocks[j].offset, j == r ? 0 : send_blocks[j].length, j == r ? 0 : recv_blocks[j].length};
+      if (group.direct_reads()) group.publish_address(reinterpret_cast<uintptr_t>(send));
+    }
+    copy_in(mine, k);
+    const uint32_t phase = group.advance();
+    if (k == 0) {
+      // The own block, while the peers catch up.
+      const ByteRange& own = send_blocks[r];
+      if (own.length > 0) std::memcpy(recv + recv_blocks[r].offset, send + own.offset, own.length);
+    }
+    group.wait_all(phase);
+    if (k == 0) plan.agree(group, [&](int member) { return header(member, buffer); });
     copy_out(buffer, k);
     group.retire_slot(buffer);
   }
   // Direct readers are done with every sender's buffer once all advanced.
-  if (any_direct) group.wait_all(group.advance());
+  if (plan.any_direct()) group.wait_all(group.advance());
 }
 
 }  // namespace

@@ -80,20 +80,19 @@ class ShmGroup {
   // The buffer for the next window; all members take them in the same order.
   int next_buffer() { return next_buffer_ ^= 1; }
   void acquire_slot(int buffer);
+  void retire_slot(int buffer) { slot_retired_at_[buffer] = seq_ + 1; }
 
   // Direct reads of peers' memory (see ShmOptions::single_copy): a member
   // publishes the address of a buffer, advances, and keeps the buffer
   // unchanged until every reader has advanced again; the others read it
   // with read_member(m, offset, ...) (bytes from the published address +
-  // offset) in between.
-  // Whether allgather and broadcast read directly.
+  // offset) in between. single_copy(): allgather and broadcast read
+  // directly; direct_reads(): alltoall does (ShmOptions::direct_reads_work).
   bool single_copy() const { return options_.single_copy == SingleCopy::kOn; }
-  // Whether alltoall does (see ShmOptions::direct_reads_work).
   bool direct_reads() const { return single_copy() || options_.direct_reads_work; }
   size_t single_copy_bytes() const { return options_.single_copy_bytes; }
   void publish_address(uintptr_t address);
   void read_member(int member, size_t offset, void* local, size_t bytes) const;
-  void retire_slot(int buffer) { slot_retired_at_[buffer] = seq_ + 1; }
 
   // Throws the group's error if it is poisoned. Collectives call it first.
   void check_usable() const;

@@ -69,9 +69,13 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
     }
   }
 
-  // Blocks of base + 17 r floats, none for every third rank; in place: each
-  // rank's block starts in its place in the output.
-  void allgatherv(std::initializer_list<size_t> bases, bool in_place = false) {
+  // Where each rank's block is on entry: its own buffer, already at its
+  // place in the output, or at the output's start (send == recv: the
+  // backend moves it to its place, over what then no longer is the input).
+  enum class Source { kOwnBuffer, kAtItsPlace, kAtRecvStart };
+
+  // Blocks of base + 17 r floats, none for every third rank.
+  void allgatherv(std::initializer_list<size_t> bases, Source source = Source::kOwnBuffer) {
     const int n = size();
     for (size_t base : bases) {
       std::vector<size_t> counts(n);
@@ -92,9 +96,15 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
                                size_t own = 0;
                                for (int q = 0; q < b.rank(); ++q) own += counts[q] * 4;
                                const Bytes& block = blocks[b.rank()];
-                               if (in_place) std::copy(block.begin(), block.end(), out.begin() + static_cast<long>(own));
-                               b.allgatherv(in_place ? out.data() + own : block.data(), out.data(), counts,
-                                            DataType::kFloat32);
+                               const void* send = block.data();
+                               if (source == Source::kAtItsPlace) {
+                                 std::copy(block.begin(), block.end(), out.begin() + static_cast<long>(own));
+                                 send = out.data() + own;
+                               } else if (source == Source::kAtRecvStart) {
+                                 std::copy(block.begin(), block.end(), out.begin());
+                                 send = out.data();
+                               }
+                               b.allgatherv(send, out.data(), counts, DataType::kFloat32);
                              }),
                 "");
       for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == expected) << "base " << base << " rank " << r;
@@ -218,6 +228,11 @@ TEST_P(ShmBackendTest, ScalingAndAverage) {
 }
 
 TEST_P(ShmBackendTest, AllgathervUnevenAndEmptyBlocks) { allgatherv({0, 1, 3000}); }
+
+TEST_P(ShmBackendTest, AllgathervInPlace) {
+  allgatherv({1, 3000}, Source::kAtItsPlace);
+  allgatherv({1, 3000}, Source::kAtRecvStart);
+}
 
 TEST_P(ShmBackendTest, BroadcastFromEveryRoot) { broadcast({0, 1, 10007}); }
 
@@ -461,7 +476,10 @@ TEST_P(ShmDirectReadsTest, EveryGroupReadsDirectly) {
 
 TEST_P(ShmDirectReadsTest, AllgathervUnevenAndEmptyBlocks) { allgatherv({0, 1, 3000}); }
 
-TEST_P(ShmDirectReadsTest, AllgathervInPlace) { allgatherv({1, 3000}, true); }
+TEST_P(ShmDirectReadsTest, AllgathervInPlace) {
+  allgatherv({1, 3000}, Source::kAtItsPlace);
+  allgatherv({1, 3000}, Source::kAtRecvStart);
+}
 
 // Up to one slot (4 KiB here) broadcasts read the root's buffer; 10007 bytes
 // take the pipelined slots.
