@@ -5,6 +5,7 @@
 #include "common/env.h"
 #include "common/error.h"
 #include "common/logging.h"
+#include "transport/tcp/congestion.h"
 
 namespace kolo {
 namespace {
@@ -197,6 +198,10 @@ Config Config::FromEnv() {
     tcp.streams = static_cast<int>(*streams);
   }
   tcp.stripe_threshold = read_size({"KOLO_TCP_STRIPE_BYTES"}, tcp.stripe_threshold);
+  if (auto congestion = env::get_string({"KOLO_TCP_CONGESTION"})) {
+    transport::tcp::validate_congestion_setting(*congestion);
+    tcp.congestion = *congestion;
+  }
 
   auto& co = c.collectives;
   co.allreduce_algorithm = read_allreduce_algorithm();
@@ -225,7 +230,7 @@ std::string Config::Describe() const {
       "  rank={} size={} local_rank={} local_size={} cross_rank={} cross_size={}\n"
       "  rendezvous={}:{} prefix={} start_timeout={}ms secret={}\n"
       "  iface='{}' address='{}' op_timeout={}ms peer_timeout={}ms (heartbeat every {}ms) "
-      "socket_buffer_bytes={} spin={}us streams={} stripe_threshold={}\n"
+      "socket_buffer_bytes={} spin={}us streams={} stripe_threshold={} congestion={}\n"
       "  allreduce_algorithm={} allreduce_ring_threshold={} broadcast_algorithm={} "
       "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={} "
       "ring_min_chunk_bytes={}\n"
@@ -238,7 +243,7 @@ std::string Config::Describe() const {
       layout.cross_size, rendezvous.address, rendezvous.port, rendezvous.prefix,
       rendezvous.timeout.count(), rendezvous.secret.empty() ? "unset" : "set", tcp.iface,
       tcp.address, tcp.op_timeout.count(), tcp.peer_timeout.count(), tcp.heartbeat_interval().count(),
-      tcp.socket_buffer_bytes, tcp.spin.count(), tcp.streams, tcp.stripe_threshold,
+      tcp.socket_buffer_bytes, tcp.spin.count(), tcp.streams, tcp.stripe_threshold, tcp.congestion,
       static_cast<int>(collectives.allreduce_algorithm), collectives.allreduce_ring_threshold,
       static_cast<int>(collectives.broadcast_algorithm), collectives.broadcast_pipeline_threshold,
       collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes,

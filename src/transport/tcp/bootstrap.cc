@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "transport/tcp/address.h"
+#include "transport/tcp/congestion.h"
 #include "transport/tcp/wire.h"
 
 namespace kolo::transport::tcp {
@@ -88,13 +89,14 @@ std::vector<PeerEntry> gather_entries(rendezvous::Store& store, int rank, int si
   return entries;
 }
 
+// `congestion`: the algorithm to connect with (congestion.h).
 Fd connect_to_lower(int rank, int peer, const PeerEntry& entry, uint64_t my_nonce, int size,
-                    const TcpOptions& options, Clock::time_point deadline) {
+                    const TcpOptions& options, const std::string& congestion, Clock::time_point deadline) {
   auto backoff = std::chrono::milliseconds(5);
   std::string last_error;
   for (;;) {
     int err = 0;
-    Fd fd = try_connect(entry.ip, entry.port, options.socket_buffer_bytes, deadline, &err);
+    Fd fd = try_connect(entry.ip, entry.port, options.socket_buffer_bytes, congestion, deadline, &err);
     if (fd.valid()) {
       Hello hello;
       hello.acceptor_nonce = entry.nonce;
@@ -147,7 +149,8 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
   const auto deadline = Clock::now() + options.connect_timeout;
   const std::string ip = select_listen_address(options);
   int port = 0;
-  Fd listener = listen_on(ip, std::max(size, 16), options.socket_buffer_bytes, &port);
+  const CongestionPlan congestion = plan_congestion(options.congestion);
+  Fd listener = listen_on(ip, std::max(size, 16), options.socket_buffer_bytes, congestion.within_host, &port);
   const uint64_t nonce = random_nonce();
 
   MeshSockets mesh;
@@ -159,8 +162,12 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
   auto entries = gather_entries(store, rank, size, options);
   for (const auto& e : entries) mesh.hosts.push_back(e.host);
 
+  // A peer that listens on our own address shares our host (as
+  // same_host_connection() will see it once connected).
   for (int peer = 0; peer < rank; ++peer)
-    mesh.peers[peer] = connect_to_lower(rank, peer, entries[peer], nonce, size, options, deadline);
+    mesh.peers[peer] = connect_to_lower(
+        rank, peer, entries[peer], nonce, size, options,
+        entries[peer].ip == ip ? congestion.within_host : congestion.across_hosts, deadline);
 
   int waiting = size - 1 - rank;
   while (waiting > 0) {
@@ -185,7 +192,10 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
     --waiting;
   }
   for (int peer = 0; peer < size; ++peer)
-    if (mesh.peers[peer].valid()) set_data_socket_options(mesh.peers[peer].get(), 0);
+    if (mesh.peers[peer].valid()) {
+      set_data_socket_options(mesh.peers[peer].get(), 0);
+      settle_congestion(mesh.peers[peer].get(), congestion);
+    }
   return mesh;
 }
 

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "transport/tcp/congestion.h"
 
 namespace kolo::transport::tcp {
 
@@ -121,11 +122,14 @@ void set_data_socket_options(int fd, size_t buffer_bytes) {
   set_socket_buffers(fd, buffer_bytes);
 }
 
-Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, int* port) {
+Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, const std::string& congestion,
+             int* port) {
   Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) throw IoError("socket(): " + errno_text(errno));
   set_int_option(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
-  set_socket_buffers(fd.get(), buffer_bytes);  // inherited by accepted sockets
+  // Both inherited by accepted sockets.
+  set_socket_buffers(fd.get(), buffer_bytes);
+  if (!congestion.empty()) set_congestion(fd.get(), congestion);
   sockaddr_in addr = make_ipv4(ipv4, 0);
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
     throw IoError("bind(" + ipv4 + "): " + errno_text(errno));
@@ -138,11 +142,12 @@ Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, int* por
   return fd;
 }
 
-Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, Clock::time_point deadline,
-               int* err) {
+Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, const std::string& congestion,
+               Clock::time_point deadline, int* err) {
   Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) throw IoError("socket(): " + errno_text(errno));
   set_socket_buffers(fd.get(), buffer_bytes);
+  if (!congestion.empty()) set_congestion(fd.get(), congestion);
   set_nonblocking(fd.get(), true);
   sockaddr_in addr = make_ipv4(ipv4, port);
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) return fd;

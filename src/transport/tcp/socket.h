@@ -46,12 +46,16 @@ void set_data_socket_options(int fd, size_t buffer_bytes);
 void set_socket_buffers(int fd, size_t buffer_bytes);
 
 // Listens on `ipv4`, port chosen by the kernel. Returns the socket and port.
-Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, int* port);
+// `congestion` (congestion.h; empty: the host's default) is inherited by the
+// connections it accepts.
+Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, const std::string& congestion,
+             int* port);
 
-// One connection attempt to ipv4:port that gives up at `deadline`. Returns an
+// One connection attempt to ipv4:port that gives up at `deadline`, with the
+// congestion control `congestion` (empty: the host's default). Returns an
 // invalid Fd and sets *err on failure (the caller retries with backoff).
-Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, Clock::time_point deadline,
-               int* err);
+Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, const std::string& congestion,
+               Clock::time_point deadline, int* err);
 
 // Waits for a connection on `listener` until `deadline`; invalid Fd on timeout.
 Fd accept_until(int listener, Clock::time_point deadline);

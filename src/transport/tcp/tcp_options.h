@@ -35,6 +35,12 @@ struct TcpOptions {
   // SO_SNDBUF / SO_RCVBUF requested for data connections
   // (KOLO_SOCKET_BUFFER_BYTES); 0 leaves the kernel's autotuning alone.
   size_t socket_buffer_bytes = 4u << 20;
+  // TCP congestion control of the data connections (KOLO_TCP_CONGESTION,
+  // see congestion.h): "auto" gives connections within a host an unpaced
+  // algorithm and leaves those between hosts on the host's default;
+  // "system" leaves every connection on the default; any other value is an
+  // algorithm's name for every connection.
+  std::string congestion = "auto";
   // A caller waiting on a send or receive of up to 64 KiB polls without
   // sleeping for up to this long before it blocks in epoll_wait, yielding
   // its core between polls; data arriving in that time then skips a sleep

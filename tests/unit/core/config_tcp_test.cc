@@ -1,5 +1,6 @@
 // Config::FromEnv: the TCP streams settings (KOLO_TCP_STREAMS,
-// KOLO_TCP_STRIPE_BYTES), their defaults and clear errors for bad values.
+// KOLO_TCP_STRIPE_BYTES) and congestion control (KOLO_TCP_CONGESTION), their
+// defaults and clear errors for bad values.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -54,6 +55,24 @@ TEST(ConfigTcp, BadValuesNameTheVariable) {
   for (const char* value : {"lots", "-1", "12Q"}) {
     std::string what = rejection("KOLO_TCP_STRIPE_BYTES", value);
     EXPECT_NE(what.find("KOLO_TCP_STRIPE_BYTES"), std::string::npos) << value << ": " << what;
+  }
+}
+
+TEST(ConfigTcp, CongestionDefaultsToAutoAndTakesANameOrSystem) {
+  Config c = Config::FromEnv();
+  EXPECT_EQ(c.tcp.congestion, "auto");
+  EXPECT_NE(c.Describe().find("congestion=auto"), std::string::npos) << c.Describe();
+  for (const char* value : {"system", "reno", "cubic", "bbr", "my_cc-2"}) {
+    ScopedVar var("KOLO_TCP_CONGESTION", value);
+    EXPECT_EQ(Config::FromEnv().tcp.congestion, value);
+  }
+}
+
+TEST(ConfigTcp, CongestionThatCannotBeANameIsRefused) {
+  for (const char* value : {"two words", "cubic;reno", "a-name-of-16-chr"}) {
+    std::string what = rejection("KOLO_TCP_CONGESTION", value);
+    EXPECT_NE(what.find("KOLO_TCP_CONGESTION='" + std::string(value) + "' is not a setting"), std::string::npos)
+        << value << ": " << what;
   }
 }
 

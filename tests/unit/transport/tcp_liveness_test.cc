@@ -42,7 +42,7 @@ class SilentPeer {
     const auto deadline = Clock::now() + 10s;
     int err = 0;
     fd_ = tcp::try_connect(addr.substr(0, addr.rfind(':')), std::stoi(addr.substr(addr.rfind(':') + 1)), 0,
-                           deadline, &err);
+                           "", deadline, &err);
     if (!fd_.valid()) throw IoError("silent peer: connect: " + tcp::errno_text(err));
     tcp::Hello hello;
     hello.acceptor_nonce = std::stoull(meta.substr(0, meta.find(' ')), nullptr, 16);
