@@ -1,0 +1,50 @@
+"""The comparison harnesses of bench/ on a tiny alltoall: the gloo harness checks its own
+results (`#wrong`, exit status) under kolo-bench's size convention, and bench/compare runs
+Kolo and gloo side by side and prints the alltoall table. Speed is not checked here."""
+
+import os
+import re
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))))
+BENCH = os.path.join(REPO, "bench")
+
+
+def run(args, timeout):
+    job = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    return job, f"exit status {job.returncode}\nstdout:\n{job.stdout}\nstderr:\n{job.stderr}"
+
+
+def table_rows(text):
+    """(size, count, #wrong) of every result line of an nccl-tests table."""
+    rows = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 9 and fields[0].isdigit():
+            rows.append((int(fields[0]), int(fields[1]), int(fields[8])))
+    return rows
+
+
+def test_gloo_harness_alltoall_is_checked_and_sized_like_kolo_bench():
+    job, report = run([sys.executable, os.path.join(BENCH, "torch_collective_bench.py"), "--np",
+                       "3", "alltoall", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-w", "1",
+                       "-c", "1"], timeout=120)
+    assert job.returncode == 0, report
+    rows = table_rows(job.stdout)
+    assert [size for size, _, _ in rows] == [1020, 4092, 16380], report  # 3 whole-float blocks
+    for size, count, wrong in rows:
+        assert wrong == 0, report
+        assert count * 4 == size, report  # what each rank sends, in float32 elements
+
+
+def test_compare_prints_the_alltoall_table():
+    job, report = run([os.path.join(BENCH, "compare"), "--tools", "kolo,gloo", "--collectives",
+                       "alltoall", "--np", "2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2",
+                       "-w", "1", "-r", "1", "--wait-idle", "0"], timeout=180)
+    assert job.returncode == 0, report
+    assert "## alltoall, 2 ranks (size: what each rank sends)" in job.stdout, report
+    sizes = re.findall(r"^\s+(\d+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$",
+                       job.stdout, re.MULTILINE)
+    assert sizes == ["1024", "4096"], report
