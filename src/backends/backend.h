@@ -89,7 +89,9 @@ class Backend {
   // A backend over `ranks` (ranks of this group, ascending, including this
   // rank), for a process set. `group_id` (1..65535, unique in the job and the
   // same on every member) keeps its messages apart from every other group's.
-  // Local: no messages are exchanged.
+  // Called by every member, and only by them, at the same point of their
+  // sequences: it may exchange messages among them (HostBackend finds out
+  // which members share a host and maps a segment for them).
   virtual std::unique_ptr<Backend> subgroup(const std::vector<int>& ranks, uint32_t group_id) = 0;
 
   // Fails every pending and later operation of the whole job with `reason`,

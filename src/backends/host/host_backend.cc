@@ -36,8 +36,8 @@ HostBackend::HostBackend(std::shared_ptr<transport::Context> context,
 
 HostBackend::HostBackend(std::shared_ptr<transport::Context> context,
                          collectives::CollectiveOptions options, const transport::shm::ShmOptions& shm,
-                         int host_index)
-    : context_(std::move(context)), options_(options) {
+                         int host_index, GroupScope scope)
+    : context_(std::move(context)), options_(options), shm_options_(shm), host_index_(host_index) {
   if (context_->size() == 1) {
     topology_.hosts = {{0}};
     return;
@@ -46,7 +46,7 @@ HostBackend::HostBackend(std::shared_ptr<transport::Context> context,
   const transport::Tag first = next_tag();
   next_tag();
   next_tag();
-  topology_ = discover_host_topology(context_, host_index, shm, first);
+  topology_ = discover_host_topology(context_, host_index, shm, first, scope);
   if (topology_.shm) name_ = "shm+tcp";
 }
 
@@ -270,7 +270,9 @@ std::unique_ptr<Backend> HostBackend::subgroup(const std::vector<int>& ranks, ui
     parent_ranks.push_back(r);
   }
   auto sub = std::make_shared<transport::SubContext>(context_, std::move(parent_ranks), group_id);
-  return std::make_unique<HostBackend>(std::move(sub), options_);
+  if (!shm_options_) return std::make_unique<HostBackend>(std::move(sub), options_);
+  return std::make_unique<HostBackend>(std::move(sub), options_, *shm_options_, host_index_,
+                                       GroupScope::kProcessSet);
 }
 
 }  // namespace kolo::backends

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,16 @@ namespace kolo::backends {
 
 class HostBackend : public Backend {
  public:
-  // TCP only (process sets, tests).
+  // TCP only (tests); its process sets are TCP only too.
   HostBackend(std::shared_ptr<transport::Context> context, collectives::CollectiveOptions options);
   // Discovers which ranks share a host (a collective over `context`; see
   // host_topology.h) and sets up shared memory where it can. `host_index`
-  // is this rank's launcher host (KOLO_CROSS_RANK).
+  // is this rank's launcher host (KOLO_CROSS_RANK). Its process sets
+  // (subgroup) do the same over their members: a set whose members share
+  // one host gets a segment of its own.
   HostBackend(std::shared_ptr<transport::Context> context, collectives::CollectiveOptions options,
-              const transport::shm::ShmOptions& shm, int host_index);
+              const transport::shm::ShmOptions& shm, int host_index,
+              GroupScope scope = GroupScope::kJob);
 
   std::string_view name() const override { return name_; }
   // Which ranks share a host, and the shared-memory group (for logs, tests).
@@ -73,6 +77,9 @@ class HostBackend : public Backend {
 
   std::shared_ptr<transport::Context> context_;
   collectives::CollectiveOptions options_;
+  // What the process sets are built with; no value: TCP only.
+  std::optional<transport::shm::ShmOptions> shm_options_;
+  int host_index_ = 0;
   HostTopology topology_;
   std::string name_ = "tcp";
   transport::Tag next_tag_ = 1;

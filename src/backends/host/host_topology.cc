@@ -84,7 +84,7 @@ bool single_copy_works(const std::vector<Identity>& ids, const std::vector<int>&
 
 HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& context,
                                     int host_index, const transport::shm::ShmOptions& options,
-                                    transport::Tag first_tag) {
+                                    transport::Tag first_tag, GroupScope scope) {
   transport::Context& ctx = *context;
   const int rank = ctx.rank();
   HostTopology topo;
@@ -105,7 +105,10 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   topo.host = static_cast<int>(host_of_rank[rank]);
   const std::vector<int>& mine = topo.hosts[topo.host];
   topo.local_rank = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
-  const bool wants_shm = options.enabled && mine.size() > 1;
+  // A process set across hosts could use its segments for nothing (every
+  // shared-memory path there needs the cross-host context): none is made.
+  const bool wants_shm =
+      options.enabled && mine.size() > 1 && (scope == GroupScope::kJob || topo.hosts.size() == 1);
   const size_t bytes = ShmGroup::segment_bytes(static_cast<int>(mine.size()), options.slot_bytes);
 
   // The host's lowest rank creates the segment and names it to everyone.
@@ -169,7 +172,7 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
 
   // Hierarchical collectives need the same shape everywhere: every host
   // with shared memory and the same number of ranks.
-  bool uniform = topo.hosts.size() > 1;
+  bool uniform = scope == GroupScope::kJob && topo.hosts.size() > 1;
   for (size_t h = 0; h < topo.hosts.size() && uniform; ++h) {
     const auto& ranks = topo.hosts[h];
     uniform = ranks.size() == mine.size() && ranks.size() > 1 &&

@@ -47,10 +47,17 @@ struct HostTopology {
   bool single_host() const { return hosts.size() == 1; }
 };
 
+// Which groups may span hosts with shared memory on each and a cross-host
+// context: the job's own group. A process set's context is a SubContext,
+// and the cross-host one would nest inside it, which the tag space does not
+// allow (a group id takes the tag's top bits once): a set gets shared memory
+// only when all its members share one host, and TCP otherwise.
+enum class GroupScope { kJob, kProcessSet };
+
 // Collective over `context`: every rank calls it with its own host index.
 // Uses tags first_tag, first_tag+1, first_tag+2.
 HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& context,
                                     int host_index, const transport::shm::ShmOptions& options,
-                                    transport::Tag first_tag);
+                                    transport::Tag first_tag, GroupScope scope = GroupScope::kJob);
 
 }  // namespace kolo::backends

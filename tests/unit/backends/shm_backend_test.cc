@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
 #include <tuple>
+#include <utility>
 
 #include <unistd.h>
 
@@ -37,7 +39,8 @@ const Layout kLayouts[] = {
 class ShmBackendTest : public ::testing::TestWithParam<Layout> {
  protected:
   void SetUp() override { backends_ = make_backends(GetParam().hosts); }
-  int size() const { return static_cast<int>(GetParam().hosts.size()); }
+  // The ranks under test: the layout's, or a process set's (see below).
+  int size() const { return static_cast<int>(backends_.size()); }
 
   void allreduce(DataType type, ReduceOp op, size_t count, bool in_place, double prescale = 1.0,
                  double postscale = 1.0) {
@@ -446,6 +449,55 @@ TEST_P(ShmBackendTest, HierarchicalBandwidthPathAndItsOffSwitch) {
     for (size_t count : {size_t{1}, size_t{5}, size_t{4099}})
       allreduce(DataType::kInt32, ReduceOp::kSum, count, count % 2 == 0);
     allreduce(DataType::kFloat32, ReduceOp::kAverage, 20011, false);
+  }
+}
+
+TEST_P(ShmBackendTest, ProcessSetsTakeSharedMemoryWhereTheyLieOnOneHost) {
+  // Sets of the layout: every rank, the ranks of the first host, one rank
+  // per host, and every other rank. A set whose members share one host runs on a segment
+  // of its own; one across hosts stays on TCP. Every collective is checked
+  // on the set's backends (the fixture's helpers run on them), then the
+  // parent carries on with its own segment.
+  const auto& hosts = GetParam().hosts;
+  const int n = size();
+  std::vector<int> everyone, first_host, one_per_host, every_other;
+  for (int r = 0; r < n; ++r) {
+    everyone.push_back(r);
+    if (hosts[r] == hosts[0]) first_host.push_back(r);
+    if (std::find(hosts.begin(), hosts.begin() + r, hosts[r]) == hosts.begin() + r) one_per_host.push_back(r);
+    if (r % 2 == 1) every_other.push_back(r);
+  }
+  uint32_t group_id = 1;
+  for (const auto& members : {everyone, first_host, one_per_host, every_other}) {
+    if (members.size() < 2) continue;
+    const bool one_host = std::all_of(members.begin(), members.end(), [&](int r) { return hosts[r] == hosts[members[0]]; });
+    const std::string what = fmt::format("set {} of {}", fmt::join(members, ","), GetParam().name);
+    Backends set(members.size());
+    ASSERT_EQ(run_backends(backends_,
+                           [&](backends::Backend& b) {
+                             const auto at = std::find(members.begin(), members.end(), b.rank());
+                             if (at == members.end()) return;
+                             auto sub = b.subgroup(members, group_id);
+                             set[static_cast<size_t>(at - members.begin())].reset(
+                                 dynamic_cast<backends::HostBackend*>(sub.release()));
+                           }),
+              "")
+        << what;
+    for (const auto& backend : set) {
+      ASSERT_NE(backend, nullptr) << what;
+      EXPECT_EQ(backend->name(), one_host ? "shm+tcp" : "tcp") << what;
+      EXPECT_EQ(backend->topology().cross, nullptr) << what << ": no hierarchical path for a set";
+    }
+    Backends parent = std::exchange(backends_, std::move(set));
+    allreduce(DataType::kFloat32, ReduceOp::kSum, 99991, false);
+    allreduce(DataType::kInt64, ReduceOp::kMax, 5003, true);
+    allreduce(DataType::kFloat32, ReduceOp::kAverage, 7, false, 0.5, 3.0);
+    allgatherv({1, 3000});
+    broadcast({1, 10007});
+    alltoallv_cases();
+    backends_ = std::move(parent);  // the set's backends (and segment) go
+    allreduce(DataType::kFloat32, ReduceOp::kSum, 5003, false);
+    ++group_id;
   }
 }
 
