@@ -1,11 +1,14 @@
 """The comparison harnesses of bench/ on a tiny alltoall: the gloo harness checks its own
 results (`#wrong`, exit status) under kolo-bench's size convention, and bench/compare runs
-Kolo and gloo side by side and prints the alltoall table. Speed is not checked here."""
+Kolo and gloo side by side and prints the alltoall table. The process-set harness runs under
+kolorun and checks its own results. Speed is not checked here."""
 
 import os
 import re
 import subprocess
 import sys
+
+from elastic_job import job_env, kolorun
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__)))))
@@ -48,3 +51,14 @@ def test_compare_prints_the_alltoall_table():
     sizes = re.findall(r"^\s+(\d+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$",
                        job.stdout, re.MULTILINE)
     assert sizes == ["1024", "4096"], report
+
+
+def test_process_set_bench_prints_a_row_per_size():
+    args = [kolorun(), "-np", "2", sys.executable, os.path.join(BENCH, "process_set_bench.py"),
+            "--sizes", "16K,1M", "--iters", "3"]
+    job = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=REPO,
+                         env=job_env())
+    report = f"exit status {job.returncode}\nstdout:\n{job.stdout}\nstderr:\n{job.stderr}"
+    assert job.returncode == 0, report
+    rows = re.findall(r"^\[0\]<stdout>:\s+(\d+)\s+[0-9.]+\s+[0-9.]+$", job.stdout, re.MULTILINE)
+    assert rows == ["16384", "1048576"], report
