@@ -146,6 +146,7 @@ transport::shm::ShmOptions read_shm_options(const transport::tcp::TcpOptions& tc
   }
   shm.single_copy = read_single_copy();
   shm.single_copy_bytes = read_size({"KOLO_SHM_SINGLE_COPY_BYTES"}, shm.single_copy_bytes);
+  shm.streaming_bytes = read_size({"KOLO_SHM_STREAMING_BYTES"}, shm.streaming_bytes);
   shm.op_timeout = tcp.op_timeout;
   return shm;
 }
@@ -235,7 +236,7 @@ std::string Config::Describe() const {
       "broadcast_pipeline_threshold={} broadcast_chunk_bytes={} ring_chunk_bytes={} "
       "ring_min_chunk_bytes={}\n"
       "  shm={} shm_slot_bytes={} shm_spin={}us shm_small_bytes={} shm_single_copy={} "
-      "shm_single_copy_bytes={} hierarchical_allreduce={} "
+      "shm_single_copy_bytes={} shm_streaming_bytes={} hierarchical_allreduce={} "
       "hierarchical_allgather={}\n"
       "  backend={} fusion_threshold={} cycle_time={}us cache_capacity={} timeline='{}' "
       "mark_cycles={} stall_check={} stall_warning={}ms stall_shutdown={}ms",
@@ -249,7 +250,7 @@ std::string Config::Describe() const {
       collectives.broadcast_chunk_bytes, collectives.ring_chunk_bytes,
       collectives.ring_min_chunk_bytes, shm.enabled, shm.slot_bytes, shm.spin.count(),
       collectives.shm_small_bytes, static_cast<int>(shm.single_copy), shm.single_copy_bytes,
-      static_cast<int>(collectives.hierarchical_allreduce),
+      shm.streaming_bytes, static_cast<int>(collectives.hierarchical_allreduce),
       static_cast<int>(collectives.hierarchical_allgather), engine.backend, engine.fusion_threshold_bytes,
       engine.cycle_time.count(), engine.cache_capacity, engine.timeline_path,
       engine.timeline_mark_cycles, engine.stall_check_enabled, engine.stall_warning_time.count(),

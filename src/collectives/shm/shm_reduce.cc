@@ -14,7 +14,8 @@
 //      r's own outputs at once, while it is in the cache;
 //   3. gather (allreduce): everyone copies sub-block j of every other
 //      member j's slot to chunk k of shard j of the outputs.
-// Copies to the outputs use streaming stores from kStreamingBytes on.
+// Copies to the outputs use streaming stores from ShmOptions::streaming_bytes
+// on.
 // Phase 2 of member r reads only sub-blocks r, and writes only its own
 // sub-block r, which nobody else reads until phase 3: no member overwrites
 // what another still reads. Rounds alternate between the two slots (across
@@ -44,7 +45,7 @@ void reduce_in_rounds(ShmGroup& group, const PartList& list, DataType dtype, Red
   const int n = group.size();
   const int r = group.rank();
   const ShardLayout layout(list.total(), n, dtype, group.slot_bytes());
-  const auto copy_out = list.total() * layout.element >= kStreamingBytes ? stream_copy : plain_copy;
+  const auto copy_out = list.total() * layout.element >= group.streaming_bytes() ? stream_copy : plain_copy;
   for (size_t k = 0; k < layout.rounds; ++k) {
     const int buffer = group.next_buffer();
     group.acquire_slot(buffer);

@@ -1,6 +1,6 @@
 // Copies for data that leaves the cache anyway: the shared-memory rounds
-// write every output byte once, and for large messages that output goes to
-// memory. Ordinary stores first read each destination line (read for
+// write every output byte once, and for large messages (from
+// ShmOptions::streaming_bytes) that output goes to memory. Ordinary stores first read each destination line (read for
 // ownership), a third of the memory traffic of an allreduce round;
 // non-temporal stores write whole lines without reading them.
 #pragma once
@@ -8,9 +8,6 @@
 #include <cstddef>
 
 namespace kolo::collectives::shm {
-
-// Messages at least this large use stream_copy for their output.
-inline constexpr size_t kStreamingBytes = size_t{8} << 20;
 
 // memcpy semantics (no overlap). Ends with a store fence, so the data is
 // ordered before whatever the caller publishes next.

@@ -69,6 +69,7 @@ class ShmGroup {
   int size() const { return static_cast<int>(names_.size()); }
   size_t slot_bytes() const { return options_.slot_bytes; }
   size_t tile_bytes() const { return options_.tile_bytes; }
+  size_t streaming_bytes() const { return options_.streaming_bytes; }
   const std::string& member_name(int member) const { return names_[member]; }
   ShmSegment& segment() { return segment_; }
 

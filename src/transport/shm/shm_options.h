@@ -42,6 +42,12 @@ struct ShmOptions {
   // and copies each reduced tile to the rank's outputs while it is still in
   // the cache (no variable: tests set it small so a round spans tiles).
   size_t tile_bytes = 64 * 1024;
+  // Allreduces of at least this many bytes write their outputs with
+  // streaming (non-temporal) stores, which skip reading each line first but
+  // leave nothing in the cache; smaller outputs are written with ordinary
+  // stores and stay cached for whoever reads them next
+  // (KOLO_SHM_STREAMING_BYTES; docs/benchmarks.md has the measurements).
+  size_t streaming_bytes = size_t{16} << 20;
 };
 
 }  // namespace kolo::transport::shm

@@ -215,9 +215,22 @@ TEST_P(ShmBackendTest, ManyRoundsAndUnevenShards) {
 }
 
 TEST_P(ShmBackendTest, MessagesLargeEnoughForStreamingStores) {
-  // At least kStreamingBytes: the output is written with non-temporal stores.
-  allreduce(DataType::kFloat32, ReduceOp::kSum, (size_t{1} << 21) + 5, false);
-  allreduce(DataType::kInt64, ReduceOp::kMax, (size_t{1} << 20) + 3, true);
+  // From ShmOptions::streaming_bytes on, outputs are written with
+  // non-temporal stores (heads and tails of odd length around them); the
+  // threshold is lowered so that moderate counts take that path, and the
+  // default one (16 MB) is passed too.
+  transport::shm::ShmOptions shm = small_slot_options();
+  shm.streaming_bytes = 64 * 1024;
+  backends_ = make_backends(GetParam().hosts, shm);
+  allreduce(DataType::kFloat32, ReduceOp::kSum, 16384, false);  // exactly at the threshold
+  allreduce(DataType::kFloat32, ReduceOp::kSum, 100003, false);
+  allreduce(DataType::kInt64, ReduceOp::kMax, 50001, true);
+  allreduce(DataType::kFloat16, ReduceOp::kSum, 70001, false);
+  const auto& hosts = GetParam().hosts;
+  if (size() <= 3 && std::count(hosts.begin(), hosts.end(), hosts[0]) == size()) {  // default threshold, small hosts
+    backends_ = make_backends(GetParam().hosts);
+    allreduce(DataType::kFloat32, ReduceOp::kSum, (size_t{1} << 22) + 5, false);
+  }
 }
 
 TEST_P(ShmBackendTest, ScalingAndAverage) {

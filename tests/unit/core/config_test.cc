@@ -114,5 +114,15 @@ TEST(Config, SharedMemorySingleCopyModes) {
   expect_rejected("KOLO_SHM_SINGLE_COPY_BYTES", "big", "KOLO_SHM_SINGLE_COPY_BYTES");
 }
 
+TEST(Config, SharedMemoryStreamingThreshold) {
+  EXPECT_EQ(Config::FromEnv().shm.streaming_bytes, size_t{16} << 20);
+  EXPECT_NE(Config::FromEnv().Describe().find("shm_streaming_bytes=16777216"), std::string::npos);
+  {
+    ScopedEnv env{{"KOLO_SHM_STREAMING_BYTES", "8M"}};
+    EXPECT_EQ(Config::FromEnv().shm.streaming_bytes, size_t{8} << 20);
+  }
+  expect_rejected("KOLO_SHM_STREAMING_BYTES", "lots", "KOLO_SHM_STREAMING_BYTES");
+}
+
 }  // namespace
 }  // namespace kolo
