@@ -6,9 +6,9 @@
 // and length of each block it sends. Once every member has advanced past
 // it, each reads all headers and derives the same plan:
 // - a block of at least ShmOptions::single_copy_bytes, where the group
-//   allows direct reads (ShmGroup::direct_reads), is read by its receiver straight from the
-//   sender's buffer (one copy); the sender then keeps its buffer until a
-//   last phase says every reader is done;
+//   allows direct reads (ShmGroup::direct_reads), is read by its receiver
+//   straight from the sender's buffer (one copy); the sender then keeps its
+//   buffer until a last phase says every reader is done;
 // - every other block goes through the slots, one sub-block per receiver,
 //   in as many rounds as the longest such block needs. Round 0 shares the
 //   header's phase, so an alltoall that fits one round costs one phase.
@@ -52,9 +52,10 @@ class AlltoallPlan {
         header_bytes_((static_cast<size_t>(n_) * sizeof(BlockEntry) + 63) / 64 * 64) {
     const size_t slot = group.slot_bytes();
     if (2 * header_bytes_ > slot)
-      throw InvalidArgument(fmt::format("alltoall through shared memory: slots of {} bytes are too small for {} local "
-                                        "ranks (KOLO_SHM_SLOT_BYTES must be at least {})",
-                                        slot, n_, 2 * header_bytes_));
+      throw InvalidArgument(fmt::format(
+          "alltoall through shared memory: slots of {} bytes are too small for {} local "
+          "ranks (KOLO_SHM_SLOT_BYTES must be at least {})",
+          slot, n_, 2 * header_bytes_));
     // Sub-blocks on cache lines where they are big enough, so two writers
     // never share one.
     const size_t sub = (slot - header_bytes_) / static_cast<size_t>(n_);
@@ -73,7 +74,8 @@ class AlltoallPlan {
         const uint64_t expected = header(j)[q].expects;
         if (length != expected)
           throw InvalidArgument(fmt::format("alltoallv: {} sends {} bytes to {}, which expects {}",
-                                            group.member_name(q), length, group.member_name(j), expected));
+                                            group.member_name(q), length, group.member_name(j),
+                                            expected));
         any_direct_ = any_direct_ || direct(length);
         if (!direct(length)) rounds_ = std::max(rounds_, (length + sub_bytes_ - 1) / sub_bytes_);
       }
@@ -88,7 +90,9 @@ class AlltoallPlan {
     const size_t begin = std::min(length, k * sub_bytes_);
     return {begin, std::min(sub_bytes_, length - begin)};
   }
-  size_t sub_block(int member) const { return header_bytes_ + static_cast<size_t>(member) * sub_bytes_; }
+  size_t sub_block(int member) const {
+    return header_bytes_ + static_cast<size_t>(member) * sub_bytes_;
+  }
 
  private:
   int n_;
@@ -100,8 +104,8 @@ class AlltoallPlan {
   bool any_direct_ = false;
 };
 
-void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRange>& send_blocks, std::byte* recv,
-              const std::vector<ByteRange>& recv_blocks) {
+void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRange>& send_blocks,
+              std::byte* recv, const std::vector<ByteRange>& recv_blocks) {
   const int n = group.size();
   const int r = group.rank();
   AlltoallPlan plan(group);
@@ -113,7 +117,8 @@ void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRang
       const ByteRange& block = send_blocks[j];
       if (j == r || plan.direct(block.length)) continue;
       const ByteRange piece = plan.part(block.length, k);
-      if (piece.length > 0) std::memcpy(mine + plan.sub_block(j), send + block.offset + piece.offset, piece.length);
+      if (piece.length > 0)
+        std::memcpy(mine + plan.sub_block(j), send + block.offset + piece.offset, piece.length);
     }
   };
   // Blocks read directly come whole in round 0, from the sender's buffer at
@@ -123,11 +128,14 @@ void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRang
       const int q = (r + step) % n;  // members start at different peers: the reads spread out
       const ByteRange& block = recv_blocks[q];
       if (plan.direct(block.length)) {
-        if (k == 0) group.read_member(q, header(q, buffer)[r].offset, recv + block.offset, block.length);
+        if (k == 0)
+          group.read_member(q, header(q, buffer)[r].offset, recv + block.offset, block.length);
         continue;
       }
       const ByteRange piece = plan.part(block.length, k);
-      if (piece.length > 0) std::memcpy(recv + block.offset + piece.offset, group.slot(q, buffer) + plan.sub_block(r), piece.length);
+      if (piece.length > 0)
+        std::memcpy(recv + block.offset + piece.offset, group.slot(q, buffer) + plan.sub_block(r),
+                    piece.length);
     }
   };
 
@@ -139,7 +147,8 @@ void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRang
     if (k == 0) {
       auto* entries = reinterpret_cast<BlockEntry*>(mine);
       for (int j = 0; j < n; ++j)
-        entries[j] = {send_blocks[j].offset, j == r ? 0 : send_blocks[j].length, j == r ? 0 : recv_blocks[j].length};
+        entries[j] = {send_blocks[j].offset, j == r ? 0 : send_blocks[j].length,
+                      j == r ? 0 : recv_blocks[j].length};
       if (group.direct_reads()) group.publish_address(reinterpret_cast<uintptr_t>(send));
     }
     copy_in(mine, k);
@@ -160,10 +169,11 @@ void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRang
 
 }  // namespace
 
-void alltoallv(ShmGroup& group, const void* send, const std::vector<ByteRange>& send_blocks, void* recv,
-               const std::vector<ByteRange>& recv_blocks) {
+void alltoallv(ShmGroup& group, const void* send, const std::vector<ByteRange>& send_blocks,
+               void* recv, const std::vector<ByteRange>& recv_blocks) {
   guarded(group, [&] {
-    exchange(group, static_cast<const std::byte*>(send), send_blocks, static_cast<std::byte*>(recv), recv_blocks);
+    exchange(group, static_cast<const std::byte*>(send), send_blocks, static_cast<std::byte*>(recv),
+             recv_blocks);
   });
 }
 

@@ -38,7 +38,8 @@ std::string host_offers() {
 }
 
 bool try_set(int fd, const std::string& name, int* err) {
-  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), static_cast<socklen_t>(name.size())) == 0)
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                   static_cast<socklen_t>(name.size())) == 0)
     return true;
   *err = errno;
   return false;
@@ -58,13 +59,14 @@ uint32_t address_of(int fd, bool peer) {
 void validate_congestion_setting(const std::string& setting) {
   const bool well_formed =
       !setting.empty() && setting.size() <= kMaxNameLength &&
-      setting.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
-          std::string::npos;
+      setting.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == std::string::npos;
   if (!well_formed)
-    throw InvalidArgument(fmt::format(
-        "KOLO_TCP_CONGESTION='{}' is not a setting: use auto, system, or the name of a TCP congestion "
-        "control algorithm (letters, digits, '_' and '-', up to {} characters)",
-        setting, kMaxNameLength));
+    throw InvalidArgument(
+        fmt::format("KOLO_TCP_CONGESTION='{}' is not a setting: use auto, system, or the name of a "
+                    "TCP congestion "
+                    "control algorithm (letters, digits, '_' and '-', up to {} characters)",
+                    setting, kMaxNameLength));
 }
 
 CongestionPlan plan_congestion(const std::string& setting) {
@@ -98,8 +100,8 @@ std::string congestion_of(int fd) {
 void set_congestion(int fd, const std::string& name) {
   int err = 0;
   if (!try_set(fd, name, &err))
-    throw InvalidArgument(fmt::format("KOLO_TCP_CONGESTION={}: the kernel refused it ({}); {}", name,
-                                      errno_text(err), host_offers()));
+    throw InvalidArgument(fmt::format("KOLO_TCP_CONGESTION={}: the kernel refused it ({}); {}",
+                                      name, errno_text(err), host_offers()));
 }
 
 bool same_host_connection(int fd) {
