@@ -105,10 +105,16 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   topo.host = static_cast<int>(host_of_rank[rank]);
   const std::vector<int>& mine = topo.hosts[topo.host];
   topo.local_rank = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
-  // A process set across hosts could use its segments for nothing (every
-  // shared-memory path there needs the cross-host context): none is made.
-  const bool wants_shm =
-      options.enabled && mine.size() > 1 && (scope == GroupScope::kJob || topo.hosts.size() == 1);
+  // Every shared-memory path needs either one host or the cross-host
+  // context of hierarchical collectives, which needs the same number of
+  // ranks (at least 2) on every host and a group that may have one. Where
+  // neither can be, a segment would serve nothing, and none is made.
+  const bool same_shape_everywhere =
+      topo.hosts.size() > 1 && std::all_of(topo.hosts.begin(), topo.hosts.end(), [&](const auto& ranks) {
+        return ranks.size() == mine.size() && ranks.size() > 1;
+      });
+  const bool cross_possible = scope == GroupScope::kJob && same_shape_everywhere;
+  const bool wants_shm = options.enabled && mine.size() > 1 && (topo.hosts.size() == 1 || cross_possible);
   const size_t bytes = ShmGroup::segment_bytes(static_cast<int>(mine.size()), options.slot_bytes);
 
   // The host's lowest rank creates the segment and names it to everyone.
@@ -139,7 +145,8 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
       const bool cores_enough = mine.size() <= static_cast<size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
       const bool wanted = options.single_copy == transport::shm::SingleCopy::kOn ||
                           (options.single_copy == transport::shm::SingleCopy::kAuto && cores_enough);
-      const bool works = options.single_copy != transport::shm::SingleCopy::kOff && single_copy_works(ids, mine, rank);
+      const bool works = options.single_copy != transport::shm::SingleCopy::kOff &&
+                         single_copy_works(ids, mine, rank);
       attached.reads_work = works ? 1 : 0;
       attached.single_copy = works && wanted ? 1 : 0;
     } catch (const Error& e) {
@@ -170,15 +177,11 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
                                           std::move(pids), group_options, [context] { context->check_health(); });
   }
 
-  // Hierarchical collectives need the same shape everywhere: every host
-  // with shared memory and the same number of ranks.
-  bool uniform = scope == GroupScope::kJob && topo.hosts.size() > 1;
-  for (size_t h = 0; h < topo.hosts.size() && uniform; ++h) {
-    const auto& ranks = topo.hosts[h];
-    uniform = ranks.size() == mine.size() && ranks.size() > 1 &&
-              std::all_of(ranks.begin(), ranks.end(), [&](int r) { return reports[r].ok == 1; });
-  }
-  if (uniform) {
+  // Hierarchical collectives need that shape with shared memory on every
+  // host.
+  const bool every_rank_attached =
+      std::all_of(reports.begin(), reports.end(), [](const Attached& a) { return a.ok == 1; });
+  if (cross_possible && every_rank_attached) {
     std::vector<int> peers;
     for (const auto& ranks : topo.hosts) peers.push_back(ranks[topo.local_rank]);
     topo.cross = std::make_shared<transport::SubContext>(context, std::move(peers), kCrossHostGroupId);

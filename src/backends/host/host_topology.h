@@ -9,7 +9,8 @@
 // over their links), and keep a wrong environment from joining machines
 // that share nothing.
 //
-// On each host with more than one rank, the lowest rank creates a segment,
+// On each host with more than one rank (where a shared-memory path can use
+// it: see discover_host_topology), the lowest rank creates a segment,
 // the others map it, and once every rank of the job reports back it is
 // unlinked (so nothing is left behind, whatever happens later). A host where
 // any rank fails to map it (no /dev/shm, a container without it shared)
@@ -47,15 +48,18 @@ struct HostTopology {
   bool single_host() const { return hosts.size() == 1; }
 };
 
-// Which groups may span hosts with shared memory on each and a cross-host
-// context: the job's own group. A process set's context is a SubContext,
-// and the cross-host one would nest inside it, which the tag space does not
-// allow (a group id takes the tag's top bits once): a set gets shared memory
-// only when all its members share one host, and TCP otherwise.
+// Which groups may build a cross-host context (and so use shared memory on
+// several hosts): the job's own group. A process set's context is a
+// SubContext, and the cross-host one would nest inside it, which the tag
+// space does not allow (a group id takes the tag's top bits once): a set
+// gets shared memory only when all its members share one host, and TCP
+// otherwise.
 enum class GroupScope { kJob, kProcessSet };
 
 // Collective over `context`: every rank calls it with its own host index.
-// Uses tags first_tag, first_tag+1, first_tag+2.
+// Uses tags first_tag, first_tag+1, first_tag+2. A segment is mapped only
+// where a shared-memory path can use it: one host, or hosts of the same
+// number of ranks (at least 2) with a cross-host context allowed.
 HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& context,
                                     int host_index, const transport::shm::ShmOptions& options,
                                     transport::Tag first_tag, GroupScope scope = GroupScope::kJob);
