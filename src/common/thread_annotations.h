@@ -105,14 +105,6 @@ class CondVar {
     native.release();
     return woken;
   }
-  template <typename Rep, typename Period>
-  bool wait_for(Mutex& mutex, const std::chrono::duration<Rep, Period>& timeout)
-      KOLO_REQUIRES(mutex) {
-    std::unique_lock native(mutex.mutex_, std::adopt_lock);
-    const bool woken = cv_.wait_for(native, timeout) == std::cv_status::no_timeout;
-    native.release();
-    return woken;
-  }
 
  private:
   std::condition_variable cv_;

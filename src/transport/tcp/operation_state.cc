@@ -1,5 +1,8 @@
 #include "transport/tcp/operation_state.h"
 
+#include <cstddef>
+#include <iterator>
+
 #include "common/check.h"
 
 namespace kolo::transport::tcp {
@@ -29,21 +32,10 @@ bool allowed(OperationState from, OperationState to) {
 }  // namespace
 
 const char* state_name(OperationState state) {
-  switch (state) {
-    case OperationState::kCreated:
-      return "created";
-    case OperationState::kPosted:
-      return "posted";
-    case OperationState::kBusy:
-      return "busy";
-    case OperationState::kFailedBusy:
-      return "failed-busy";
-    case OperationState::kVoided:
-      return "voided";
-    case OperationState::kFinished:
-      return "finished";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"created",     "posted", "busy",
+                                           "failed-busy", "voided", "finished"};
+  static_assert(std::size(kNames) == static_cast<size_t>(OperationState::kFinished) + 1);
+  return kNames[static_cast<size_t>(state)];
 }
 
 OperationState transition(OperationState from, OperationState to) {

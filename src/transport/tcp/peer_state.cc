@@ -1,5 +1,8 @@
 #include "transport/tcp/peer_state.h"
 
+#include <cstddef>
+#include <iterator>
+
 #include "common/check.h"
 
 namespace kolo::transport::tcp {
@@ -25,17 +28,9 @@ bool allowed(PeerState from, PeerState to) {
 }  // namespace
 
 const char* state_name(PeerState state) {
-  switch (state) {
-    case PeerState::kOpen:
-      return "open";
-    case PeerState::kSaidGoodbye:
-      return "said-goodbye";
-    case PeerState::kGone:
-      return "gone";
-    case PeerState::kGoneAfterGoodbye:
-      return "gone-after-goodbye";
-  }
-  return "unknown";
+  static constexpr const char* kNames[] = {"open", "said-goodbye", "gone", "gone-after-goodbye"};
+  static_assert(std::size(kNames) == static_cast<size_t>(PeerState::kGoneAfterGoodbye) + 1);
+  return kNames[static_cast<size_t>(state)];
 }
 
 PeerState transition(PeerState from, PeerState to) {
