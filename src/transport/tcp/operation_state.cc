@@ -1,9 +1,6 @@
 #include "transport/tcp/operation_state.h"
 
-#include <cstddef>
-#include <iterator>
-
-#include "common/check.h"
+#include "transport/tcp/checked_transition.h"
 
 namespace kolo::transport::tcp {
 
@@ -34,14 +31,11 @@ bool allowed(OperationState from, OperationState to) {
 const char* state_name(OperationState state) {
   static constexpr const char* kNames[] = {"created",     "posted", "busy",
                                            "failed-busy", "voided", "finished"};
-  static_assert(std::size(kNames) == static_cast<size_t>(OperationState::kFinished) + 1);
-  return kNames[static_cast<size_t>(state)];
+  return name_in<OperationState::kFinished>(kNames, state);
 }
 
 OperationState transition(OperationState from, OperationState to) {
-  KOLO_CHECK_MSG(allowed(from, to), "TCP operation cannot go from {} to {}", state_name(from),
-                 state_name(to));
-  return to;
+  return checked_transition("TCP operation", from, to, allowed(from, to));
 }
 
 }  // namespace kolo::transport::tcp

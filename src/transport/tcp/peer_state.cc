@@ -1,9 +1,6 @@
 #include "transport/tcp/peer_state.h"
 
-#include <cstddef>
-#include <iterator>
-
-#include "common/check.h"
+#include "transport/tcp/checked_transition.h"
 
 namespace kolo::transport::tcp {
 
@@ -29,14 +26,11 @@ bool allowed(PeerState from, PeerState to) {
 
 const char* state_name(PeerState state) {
   static constexpr const char* kNames[] = {"open", "said-goodbye", "gone", "gone-after-goodbye"};
-  static_assert(std::size(kNames) == static_cast<size_t>(PeerState::kGoneAfterGoodbye) + 1);
-  return kNames[static_cast<size_t>(state)];
+  return name_in<PeerState::kGoneAfterGoodbye>(kNames, state);
 }
 
 PeerState transition(PeerState from, PeerState to) {
-  KOLO_CHECK_MSG(allowed(from, to), "TCP peer link cannot go from {} to {}", state_name(from),
-                 state_name(to));
-  return to;
+  return checked_transition("TCP peer link", from, to, allowed(from, to));
 }
 
 }  // namespace kolo::transport::tcp
