@@ -5,6 +5,11 @@ target_compile_options(kolo_warnings INTERFACE -Wall -Wextra -Wpedantic -Wnon-vi
                                                -Wno-unused-parameter
                                                $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>
                                                $<$<CXX_COMPILER_ID:Clang>:-Wshadow>)
+# Clang checks the lock annotations of common/thread_annotations.h. A broken
+# lock rule is an error in every clang build, KOLO_WERROR or not, so the
+# clang tree `make test` builds (build-fuzz) enforces them.
+target_compile_options(kolo_warnings INTERFACE
+                       $<$<CXX_COMPILER_ID:Clang>:-Wthread-safety -Werror=thread-safety>)
 if(KOLO_WERROR)
   target_compile_options(kolo_warnings INTERFACE -Werror)
   # GCC 12's -O3 (Release) flow analysis reports overflows and overlaps

@@ -69,7 +69,7 @@ void Engine::connect(EngineOptions& options) {
 
   std::vector<int> everyone(static_cast<size_t>(layout.size));
   for (int r = 0; r < layout.size; ++r) everyone[r] = r;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   sets_[0] = make_set(0, everyone);
   cache_stats_[0] = std::make_unique<SetCache>();
   std::vector<std::vector<int>> normalized;
@@ -149,7 +149,7 @@ std::shared_ptr<ProcessSet> Engine::member_set(int32_t id) const {
 
 std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
                                     int32_t process_set) {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   // Bad arguments are reported as such even after the job stopped.
   std::shared_ptr<ProcessSet> set = member_set(process_set);
   std::vector<TensorEntry> entries;
@@ -159,10 +159,11 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     TensorEntry entry;
     entry.request = base;
     entry.request.op = op;
-    entry.request.name = tensor.name.empty()
-                             ? fmt::format("{}.noname.{}", op_type_name(op),
-                                           ++set->unnamed_counters[static_cast<int>(op)])
-                             : tensor.name;
+    entry.request.name =
+        tensor.name.empty()
+            ? fmt::format("{}.noname.{}", op_type_name(op),
+                          ++set->unnamed_counters.under(mutex_)[static_cast<int>(op)])
+            : tensor.name;
     entry.request.dtype = tensor.dtype;
     entry.request.shape = tensor.shape;
     entry.request.device = tensor.device;
@@ -250,7 +251,7 @@ Handle Engine::add_process_set(std::vector<int> ranks) {
 
 Handle Engine::remove_process_set(int32_t id) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (id == 0) throw InvalidArgument("the global process set (id 0) cannot be removed");
     if (sets_.count(id) == 0) throw InvalidArgument(fmt::format("process set {} does not exist", id));
   }
@@ -261,21 +262,21 @@ Handle Engine::remove_process_set(int32_t id) {
 }
 
 std::vector<int32_t> Engine::process_set_ids() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<int32_t> ids;
   for (const auto& [id, set] : sets_) ids.push_back(id);
   return ids;
 }
 
 std::vector<int> Engine::process_set_ranks(int32_t id) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = sets_.find(id);
   if (it == sets_.end()) throw InvalidArgument(fmt::format("process set {} does not exist", id));
   return it->second->ranks;
 }
 
 CacheStats Engine::cache_stats(int32_t process_set) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = cache_stats_.find(process_set);
   if (it == cache_stats_.end()) throw InvalidArgument(fmt::format("process set {} does not exist", process_set));
   return {it->second->hits.load(), it->second->misses.load()};
@@ -289,7 +290,7 @@ void Engine::start_timeline(const std::string& path, bool mark_cycles) {
 void Engine::stop_timeline() { timeline_.stop(); }
 
 Status Engine::health() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return failure_;
 }
 
@@ -297,7 +298,7 @@ Status Engine::health() const {
 
 void Engine::shutdown() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     shutdown_requested_ = true;
   }
   wake_.notify_all();
@@ -312,7 +313,7 @@ void Engine::wait_for_cycle(Clock::time_point deadline) {
   // would only add latency. Ranks that start early just wait inside the
   // negotiation for the others.
   const auto settle = settle_time(config_.engine.cycle_time);
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!shutdown_requested_) {
     auto now = Clock::now();
     if (now >= deadline) break;
@@ -321,7 +322,7 @@ void Engine::wait_for_cycle(Clock::time_point deadline) {
       if (now >= last_enqueue_ + settle) break;
       wake_at = std::min(deadline, last_enqueue_ + settle);
     }
-    wake_.wait_until(lock, wake_at);
+    wake_.wait_until(mutex_, wake_at);
   }
   last_cycle_start_ = Clock::now();
 }
@@ -392,7 +393,7 @@ bool Engine::run_cycle() {
   std::shared_ptr<ProcessSet> global;
   bool want_shutdown;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     global = sets_.at(0);
     want_shutdown = shutdown_requested_;
   }
@@ -401,7 +402,7 @@ bool Engine::run_cycle() {
   // this cycle on every member alike.
   std::vector<std::shared_ptr<ProcessSet>> others;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const auto& [id, set] : sets_) {
       if (id != 0 && set->member()) others.push_back(set);
     }
@@ -508,7 +509,7 @@ void Engine::run_set_change(const Response& response, TensorEntry* entry) {
     int32_t id = next_set_id_++;
     std::vector<int> ranks(response.values.begin(), response.values.end());
     auto set = make_set(id, std::move(ranks));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     sets_[id] = std::move(set);
     cache_stats_[id] = std::make_unique<SetCache>();
     if (entry) entry->handle->result().value = id;
@@ -517,7 +518,7 @@ void Engine::run_set_change(const Response& response, TensorEntry* entry) {
   auto id = static_cast<int32_t>(response.values.at(0));
   std::shared_ptr<ProcessSet> removed;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = sets_.find(id);
     if (it == sets_.end()) return;
     removed = it->second;
@@ -530,7 +531,7 @@ void Engine::run_set_change(const Response& response, TensorEntry* entry) {
 }
 
 void Engine::publish_cache_stats(const ProcessSet& set) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto& stats = *cache_stats_.at(set.id);
   stats.hits = set.controller->cache().hits();
   stats.misses = set.controller->cache().misses();
@@ -539,7 +540,7 @@ void Engine::publish_cache_stats(const ProcessSet& set) {
 void Engine::fail_everything(const Status& status, bool job_failed) {
   std::vector<std::shared_ptr<ProcessSet>> sets;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopped_ = true;
     if (job_failed && failure_.ok()) failure_ = status;
     for (const auto& [id, set] : sets_) sets.push_back(set);

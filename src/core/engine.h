@@ -12,16 +12,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/config.h"
 #include "core/elastic_worker.h"
 #include "core/fusion.h"
@@ -82,7 +81,7 @@ class Engine {
   // Horovod: one rank's shutdown ends the job's collectives everywhere),
   // fails what is still pending and joins the background thread.
   // Idempotent.
-  void shutdown();
+  void shutdown() KOLO_EXCLUDES(mutex_);
 
   const RankLayout& layout() const { return config_.layout; }
   const Config& config() const { return config_; }
@@ -118,18 +117,18 @@ class Engine {
   Handle add_process_set(std::vector<int> ranks);
   Handle remove_process_set(int32_t id);
 
-  std::vector<int32_t> process_set_ids() const;
+  std::vector<int32_t> process_set_ids() const KOLO_EXCLUDES(mutex_);
   // Throws InvalidArgument for an unknown id.
-  std::vector<int> process_set_ranks(int32_t id) const;
+  std::vector<int> process_set_ranks(int32_t id) const KOLO_EXCLUDES(mutex_);
 
-  CacheStats cache_stats(int32_t process_set = 0) const;
+  CacheStats cache_stats(int32_t process_set = 0) const KOLO_EXCLUDES(mutex_);
 
   // Rank 0 writes the job's timeline; on other ranks these do nothing.
   void start_timeline(const std::string& path, bool mark_cycles);
   void stop_timeline();
 
   // Ok while running; the root cause once the job failed.
-  Status health() const;
+  Status health() const KOLO_EXCLUDES(mutex_);
 
  private:
   struct SetCache {
@@ -137,23 +136,23 @@ class Engine {
     std::atomic<uint64_t> misses{0};
   };
 
-  void connect(EngineOptions& options);
+  void connect(EngineOptions& options) KOLO_EXCLUDES(mutex_);
   void join_elastic_round();
   void check_same_on_all_ranks(const std::vector<std::vector<int>>& sets);
   std::shared_ptr<ProcessSet> make_set(int32_t id, std::vector<int> ranks);
   std::vector<Handle> enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
-                              int32_t process_set);
-  std::shared_ptr<ProcessSet> member_set(int32_t id) const;  // requires mutex_
-  void wait_for_cycle(std::chrono::steady_clock::time_point deadline);
+                              int32_t process_set) KOLO_EXCLUDES(mutex_);
+  std::shared_ptr<ProcessSet> member_set(int32_t id) const KOLO_REQUIRES(mutex_);
+  void wait_for_cycle(std::chrono::steady_clock::time_point deadline) KOLO_EXCLUDES(mutex_);
   std::chrono::microseconds idle_pause(int idle_cycles) const;
   std::chrono::microseconds catch_up_pause(int unanswered_cycles) const;
   void loop();
-  bool run_cycle();
+  bool run_cycle() KOLO_EXCLUDES(mutex_);
   bool run_set(ProcessSet& set, bool want_shutdown);
   void run_response(ProcessSet& set, const Response& response, bool cacheable);
-  void run_set_change(const Response& response, TensorEntry* entry);
-  void fail_everything(const Status& status, bool job_failed);
-  void publish_cache_stats(const ProcessSet& set);
+  void run_set_change(const Response& response, TensorEntry* entry) KOLO_EXCLUDES(mutex_);
+  void fail_everything(const Status& status, bool job_failed) KOLO_EXCLUDES(mutex_);
+  void publish_cache_stats(const ProcessSet& set) KOLO_EXCLUDES(mutex_);
 
   Config config_;  // elastic mode: the layout and key prefix of the round joined
   EngineOptions options_;
@@ -165,18 +164,19 @@ class Engine {
   FusionBuffers fusion_buffers_;
   Timeline timeline_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::map<int32_t, std::shared_ptr<ProcessSet>> sets_;  // guarded by mutex_
-  std::map<int32_t, std::unique_ptr<SetCache>> cache_stats_;  // guarded by mutex_
-  int32_t next_set_id_ = 1;        // background thread
-  bool shutdown_requested_ = false;  // guarded by mutex_
-  bool stopped_ = false;             // guarded by mutex_: no more enqueues
-  std::chrono::steady_clock::time_point last_enqueue_{};     // guarded by mutex_
-  std::chrono::steady_clock::time_point last_cycle_start_{}; // guarded by mutex_
+  // Also guards every ProcessSet's unnamed_counters (see enqueue).
+  mutable Mutex mutex_;
+  CondVar wake_;  // an enqueue or a shutdown; waits on mutex_
+  std::map<int32_t, std::shared_ptr<ProcessSet>> sets_ KOLO_GUARDED_BY(mutex_);
+  std::map<int32_t, std::unique_ptr<SetCache>> cache_stats_ KOLO_GUARDED_BY(mutex_);
+  int32_t next_set_id_ = 1;  // background thread
+  bool shutdown_requested_ KOLO_GUARDED_BY(mutex_) = false;
+  bool stopped_ KOLO_GUARDED_BY(mutex_) = false;  // no more enqueues
+  std::chrono::steady_clock::time_point last_enqueue_ KOLO_GUARDED_BY(mutex_){};
+  std::chrono::steady_clock::time_point last_cycle_start_ KOLO_GUARDED_BY(mutex_){};
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
-  Status failure_;                   // guarded by mutex_
+  Status failure_ KOLO_GUARDED_BY(mutex_);
   Status stall_shutdown_;            // background thread
   std::thread thread_;
 };

@@ -3,13 +3,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "kolo/status.h"
 
 namespace kolo::core {
@@ -32,27 +31,28 @@ class HandleState {
 
   // Marks the operation finished. The first call wins; later ones are
   // ignored (a response and a shutdown can race to finish a handle).
-  void complete(Status status);
-  bool done() const;
+  void complete(Status status) KOLO_EXCLUDES(mutex_);
+  bool done() const KOLO_EXCLUDES(mutex_);
   // Waits up to `timeout`; true once done.
-  bool wait_for(std::chrono::nanoseconds timeout) const;
-  void wait() const;
+  bool wait_for(std::chrono::nanoseconds timeout) const KOLO_EXCLUDES(mutex_);
+  void wait() const KOLO_EXCLUDES(mutex_);
   // Valid once done().
-  Status status() const;
+  Status status() const KOLO_EXCLUDES(mutex_);
   // Written by the background thread before complete(); read by the caller
   // after done() (complete() publishes it).
   HandleResult& result() { return result_; }
   const HandleResult& result() const { return result_; }
   // Runs `callback` on completion (at once if already done), on the
   // completing thread; bindings use it to wake event loops.
-  void on_complete(Callback callback);
+  void on_complete(Callback callback) KOLO_EXCLUDES(mutex_);
 
  private:
-  mutable std::mutex mutex_;
-  mutable std::condition_variable done_cv_;
-  bool done_ = false;
-  Status status_;
-  Callback callback_;
+  mutable Mutex mutex_;
+  mutable CondVar done_cv_;
+  bool done_ KOLO_GUARDED_BY(mutex_) = false;
+  // Written once, with done_; never changes after.
+  Status status_ KOLO_GUARDED_BY(mutex_);
+  Callback callback_ KOLO_GUARDED_BY(mutex_);
   HandleResult result_;
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "common/thread_annotations.h"
 #include "core/controller.h"
 #include "core/tensor_queue.h"
 
@@ -29,7 +30,8 @@ struct ProcessSet {
   TensorQueue queue;
   // Counters that name unnamed operations ("allreduce.noname.7"); every
   // member makes its unnamed calls in the same order, so names match.
-  std::unordered_map<int, uint64_t> unnamed_counters;
+  // Guarded by the Engine's mutex_, taken by every enqueue.
+  LockedBy<std::unordered_map<int, uint64_t>> unnamed_counters;
 
   bool member() const { return set_rank >= 0; }
 };

@@ -7,7 +7,7 @@
 namespace kolo::core {
 
 void TensorQueue::push(std::vector<TensorEntry> entries) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::unordered_set<std::string> added;
   for (const auto& entry : entries) {
     const std::string& name = entry.request.name;
@@ -23,19 +23,19 @@ void TensorQueue::push(std::vector<TensorEntry> entries) {
 }
 
 std::vector<TensorEntry> TensorQueue::pop_all() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return std::exchange(entries_, {});
 }
 
 void TensorQueue::release(const std::string& name) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   in_flight_.erase(name);
 }
 
 void TensorQueue::fail_all(const Status& status) {
   std::vector<TensorEntry> entries;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     entries = std::exchange(entries_, {});
     for (const auto& entry : entries) in_flight_.erase(entry.request.name);
   }
@@ -43,7 +43,7 @@ void TensorQueue::fail_all(const Status& status) {
 }
 
 bool TensorQueue::empty() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return entries_.empty();
 }
 

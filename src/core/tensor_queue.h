@@ -4,11 +4,11 @@
 // operation finished is refused at once, on the caller's thread.
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "core/tensor_entry.h"
 
 namespace kolo::core {
@@ -18,19 +18,19 @@ class TensorQueue {
   // Adds `entries` atomically (a group is never split across cycles).
   // Throws InvalidArgument naming a name already in flight, or repeated
   // within `entries`; nothing is added then.
-  void push(std::vector<TensorEntry> entries);
+  void push(std::vector<TensorEntry> entries) KOLO_EXCLUDES(mutex_);
   // Takes everything pushed so far.
-  std::vector<TensorEntry> pop_all();
+  std::vector<TensorEntry> pop_all() KOLO_EXCLUDES(mutex_);
   // The operation named `name` finished; the name may be used again.
-  void release(const std::string& name);
+  void release(const std::string& name) KOLO_EXCLUDES(mutex_);
   // Fails every queued entry with `status` and returns nothing further.
-  void fail_all(const Status& status);
-  bool empty() const;
+  void fail_all(const Status& status) KOLO_EXCLUDES(mutex_);
+  bool empty() const KOLO_EXCLUDES(mutex_);
 
  private:
-  mutable std::mutex mutex_;
-  std::vector<TensorEntry> entries_;
-  std::unordered_set<std::string> in_flight_;
+  mutable Mutex mutex_;
+  std::vector<TensorEntry> entries_ KOLO_GUARDED_BY(mutex_);
+  std::unordered_set<std::string> in_flight_ KOLO_GUARDED_BY(mutex_);
 };
 
 }  // namespace kolo::core

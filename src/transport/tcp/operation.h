@@ -6,7 +6,9 @@
 #include <exception>
 #include <memory>
 
+#include "common/thread_annotations.h"
 #include "transport/context.h"
+#include "transport/tcp/operation_state.h"
 
 namespace kolo::transport::tcp {
 
@@ -22,16 +24,15 @@ struct Operation {
   void* const data;
   const size_t bytes;
 
-  // All fields below are guarded by TcpCore::mutex_.
-  bool done = false;         // succeeded, or failed with `error`
-  std::exception_ptr error;  // set when failed
-  // The transport may still read or write `data` (a receive being filled, a
-  // send in an outbox). A Request finishes only when done && !busy, so the
-  // caller can free its buffer the moment wait() returns or throws.
-  bool busy = false;
-  bool posted = false;  // a receive waiting in the Matcher: still cancellable
-
-  bool finished() const { return done && !busy; }
+  struct Progress {
+    // The transport may still read or write `data` until kFinished, so a
+    // Request finishes only then and the caller can free its buffer the
+    // moment wait() returns or throws.
+    OperationState state = OperationState::kCreated;
+    std::exception_ptr error;  // set when failed
+  };
+  // Guarded by the TcpCore's mutex_ (every access names it).
+  LockedBy<Progress> progress;
 };
 
 using OperationPtr = std::shared_ptr<Operation>;

@@ -1,16 +1,17 @@
-// Everything the TCP core keeps about one peer connection. Each field's
-// comment says who may touch it: the progress thread alone, the holder of
-// send_mutex, or the holder of TcpCore::mutex_.
+// Everything the TCP core keeps about one peer connection, grouped by the
+// lock that guards each part: the link's send_mutex, or the TcpCore's
+// poll_mutex_ or mutex_.
 #pragma once
 
 #include <atomic>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/thread_annotations.h"
 #include "transport/tcp/matcher.h"
 #include "transport/tcp/outbox.h"
+#include "transport/tcp/peer_state.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/wire.h"
 
@@ -24,7 +25,7 @@ enum class Sink {
   kDiscard,     // poisoned context, size mismatch: read and drop
 };
 
-// Receive state machine of one connection; progress thread only.
+// Receive state machine of one connection (part of PeerReceiver).
 struct FrameReader {
   bool in_body = false;  // false: reading the header
   FrameHeader header;
@@ -41,22 +42,9 @@ struct FrameReader {
   void reset() { *this = FrameReader(); }
 };
 
-struct PeerLink {
-  int rank = -1;
-  std::string name;  // "rank 3 (host b)"
-  Fd fd;
-
-  // Sending side, guarded by send_mutex. Lock order: send_mutex, then
-  // TcpCore::mutex_ (never the other way round).
-  std::mutex send_mutex;
-  std::deque<OutFrame> outbox;   // front() is being written
-  bool want_writable = false;    // EPOLLOUT is registered for fd
-  bool send_failed = false;      // a write failed; nothing more goes out
-  // When the last frame was queued: a link idle since heartbeat_interval()
-  // gets a heartbeat.
-  Clock::time_point last_queued = Clock::now();
-
-  // Receiving side: progress thread only.
+// The receiving side of a connection, guarded by TcpCore::poll_mutex_ (held
+// by whoever runs the event loop).
+struct PeerReceiver {
   FrameReader reader;
   // Bytes read from the socket but not yet parsed: small frames (and the
   // start of large ones) come in one recv() with their header instead of
@@ -73,20 +61,46 @@ struct PeerLink {
   // When bytes last arrived from this peer; silence past peer_timeout means
   // it is lost even though the connection is open.
   Clock::time_point last_received = Clock::now();
+};
 
-  // Guarded by TcpCore::mutex_.
-  bool gone = false;          // EOF / error seen; fd no longer polled
-  std::string gone_reason;    // "connection closed by peer"
-  bool said_goodbye = false;  // its context was destroyed deliberately
-  // An unexpected DATA frame being read right now, so an irecv posted
-  // meanwhile can adopt it: the progress thread then copies what has arrived
-  // and reads the rest straight into the receive's buffer.
-  bool in_flight = false;
-  Tag in_flight_tag = 0;
-  uint64_t in_flight_length = 0;
+// Whether the peer is still there; guarded by TcpCore::mutex_.
+struct PeerLiveness {
+  PeerState state = PeerState::kOpen;
+  std::string gone_reason;  // "connection closed by peer"
+};
+
+// An unexpected DATA frame being read right now, so an irecv posted
+// meanwhile can adopt it: the progress thread then copies what has arrived
+// and reads the rest straight into the receive's buffer. Guarded by
+// TcpCore::mutex_.
+struct InFlightFrame {
+  bool reading = false;
+  Tag tag = 0;
+  uint64_t length = 0;
   OperationPtr adopter;
-  // Set together with `adopter`, read by the progress thread without the
-  // lock between reads to notice an adoption cheaply.
+};
+
+struct PeerLink {
+  int rank = -1;
+  std::string name;  // "rank 3 (host b)"
+  Fd fd;
+
+  // Sending side. Lock order: send_mutex, then TcpCore::mutex_ (never the
+  // other way round).
+  Mutex send_mutex;
+  std::deque<OutFrame> outbox KOLO_GUARDED_BY(send_mutex);  // front() is being written
+  bool want_writable KOLO_GUARDED_BY(send_mutex) = false;   // EPOLLOUT is registered for fd
+  bool send_failed KOLO_GUARDED_BY(send_mutex) = false;     // a write failed; nothing more goes out
+  // When the last frame was queued: a link idle since heartbeat_interval()
+  // gets a heartbeat.
+  Clock::time_point last_queued KOLO_GUARDED_BY(send_mutex) = Clock::now();
+
+  // The mutexes below live in the TcpCore, so every access names them.
+  LockedBy<PeerReceiver> receiver;    // TcpCore::poll_mutex_
+  LockedBy<PeerLiveness> liveness;    // TcpCore::mutex_
+  LockedBy<InFlightFrame> in_flight;  // TcpCore::mutex_
+  // Set together with in_flight's adopter, read by the progress thread
+  // without the lock between reads to notice an adoption cheaply.
   std::atomic<bool> adoption_pending{false};
 };
 

@@ -41,7 +41,7 @@ void TcpCore::progress_loop() {
   } catch (const std::exception& e) {
     std::string message = std::string("transport progress thread failed: ") + e.what();
     poison(std::make_exception_ptr(InternalError(message)), rank_, message, true);
-    std::lock_guard poll(poll_mutex_);
+    MutexLock poll(poll_mutex_);
     release_buffers_after_poison();
   }
 }
@@ -69,17 +69,18 @@ void TcpCore::poll_until_stopped() {
       std::this_thread::sleep_for(kParkSlice);
       continue;
     }
-    std::unique_lock poll(poll_mutex_, std::try_to_lock);
-    if (!poll.owns_lock()) {
+    if (!poll_mutex_.try_lock()) {
       std::this_thread::sleep_for(kParkSlice);
       continue;
     }
-    poll_once(timeout_ms);
-    poll.unlock();
+    {
+      MutexLock poll(poll_mutex_, std::adopt_lock);
+      poll_once(timeout_ms);
+    }
     // A caller that arrived while we held the loop woke us (wait.cc) and
     // waits for it; hand it over now rather than at its next retry.
     if (waiters_.load() > 0) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       changed_.notify_all();
     }
   }
@@ -91,7 +92,7 @@ void TcpCore::poll_once(int timeout_ms, const Operation* awaited) {
   // Staged bytes are already out of the socket, so no event announces them.
   bool staged = false;
   for (auto& link : links_)
-    if (link && link->staged()) {
+    if (link && receiver_of(*link).staged()) {
       on_readable(*link);
       staged = true;
     }
@@ -129,10 +130,12 @@ void TcpCore::keep_alive(Clock::time_point now) {
   for (auto& link : links_) {
     if (!link) continue;
     {
-      std::lock_guard lock(mutex_);
-      if (link->gone || link->said_goodbye) continue;
+      MutexLock lock(mutex_);
+      const PeerState state = link->liveness.under(mutex_).state;
+      if (is_gone(state) || said_goodbye(state)) continue;
     }
-    const auto silence = std::chrono::duration_cast<std::chrono::milliseconds>(now - link->last_received);
+    const auto silence = std::chrono::duration_cast<std::chrono::milliseconds>(
+        now - receiver_of(*link).last_received);
     if (silence > options_.peer_timeout) {
       peer_silent(*link, silence);  // poisons, which tells the other peers
       return;
@@ -140,7 +143,7 @@ void TcpCore::keep_alive(Clock::time_point now) {
     int err = 0;
     bool failed = false;
     {
-      std::lock_guard send_lock(link->send_mutex);
+      MutexLock send_lock(link->send_mutex);
       // Only on an empty outbox: the heartbeat then goes out whole, never
       // between the bytes of another frame, and a busy link needs none.
       if (!link->send_failed && link->outbox.empty() && now - link->last_queued >= interval)
@@ -156,16 +159,17 @@ void TcpCore::on_readable(PeerLink& link) {
 }
 
 bool TcpCore::read_step(PeerLink& link) {
-  if (link.staged()) return parse_staged(link);
-  FrameReader& r = link.reader;
+  PeerReceiver& in = receiver_of(link);
+  if (in.staged()) return parse_staged(link);
+  FrameReader& r = in.reader;
   if (r.in_body && r.sink == Sink::kUnexpected && link.adoption_pending.load(std::memory_order_acquire))
     take_adoption(link);
   const size_t body_left = r.in_body ? r.header.length - r.body_got : 0;
   ssize_t n;
-  if (body_left < PeerLink::kStageBytes) {
+  if (body_left < PeerReceiver::kStageBytes) {
     // A header, a small body or the tail of one: through the stage, which
     // also takes whatever follows in the same call.
-    n = ::recv(link.fd.get(), link.stage.get(), PeerLink::kStageBytes, 0);
+    n = ::recv(link.fd.get(), in.stage.get(), PeerReceiver::kStageBytes, 0);
   } else {
     // A large body goes straight to its destination, trailer included once
     // the body is covered.
@@ -189,11 +193,11 @@ bool TcpCore::read_step(PeerLink& link) {
     peer_failed(link, errno_text(n == 0 ? 0 : errno), r.mid_frame());
     return false;
   }
-  link.last_received = Clock::now();
+  in.last_received = Clock::now();
   const size_t got = static_cast<size_t>(n);
-  if (body_left < PeerLink::kStageBytes) {
-    link.stage_begin = 0;
-    link.stage_end = got;
+  if (body_left < PeerReceiver::kStageBytes) {
+    in.stage_begin = 0;
+    in.stage_end = got;
     return parse_staged(link);
   }
   const size_t to_body = std::min(got, body_left);
@@ -216,25 +220,28 @@ bool TcpCore::read_step(PeerLink& link) {
 }
 
 void TcpCore::set_rcvlowat(PeerLink& link, int bytes) {
-  if (link.rcvlowat == bytes) return;
-  if (::setsockopt(link.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) link.rcvlowat = bytes;
+  PeerReceiver& in = receiver_of(link);
+  if (in.rcvlowat == bytes) return;
+  if (::setsockopt(link.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0)
+    in.rcvlowat = bytes;
 }
 
 bool TcpCore::parse_staged(PeerLink& link) {
-  FrameReader& r = link.reader;
+  PeerReceiver& in = receiver_of(link);
+  FrameReader& r = in.reader;
   // Stops at the frame boundary after the awaited receive, like on_readable.
-  while (link.staged() && !awaited_filled_) {
-    const uint8_t* from = link.stage.get() + link.stage_begin;
-    const size_t available = link.stage_end - link.stage_begin;
+  while (in.staged() && !awaited_filled_) {
+    const uint8_t* from = in.stage.get() + in.stage_begin;
+    const size_t available = in.stage_end - in.stage_begin;
     size_t take;
     if (!r.in_body) {
       take = std::min(available, sizeof(r.header) - r.header_got);
       std::memcpy(reinterpret_cast<uint8_t*>(&r.header) + r.header_got, from, take);
-      link.stage_begin += take;
+      in.stage_begin += take;
       r.header_got += take;
       // A zero-length body still has its trailer, parsed next round.
       if (r.header_got == sizeof(r.header) && !on_header(link)) {
-        link.stage_begin = link.stage_end;  // the link failed; nothing after it counts
+        in.stage_begin = in.stage_end;  // the link failed; nothing after it counts
         return false;
       }
       continue;
@@ -251,14 +258,14 @@ bool TcpCore::parse_staged(PeerLink& link) {
       std::memcpy(reinterpret_cast<uint8_t*>(&r.trailer) + r.trailer_got, from, take);
       r.trailer_got += take;
     }
-    link.stage_begin += take;
+    in.stage_begin += take;
     if (r.body_got == r.header.length && r.trailer_got == sizeof(r.trailer)) on_frame_end(link);
   }
   return true;
 }
 
 bool TcpCore::on_header(PeerLink& link) {
-  FrameReader& r = link.reader;
+  FrameReader& r = receiver_of(link).reader;
   const FrameHeader& h = r.header;
   const bool control =
       h.kind == FrameKind::kAbort || h.kind == FrameKind::kGoodbye || h.kind == FrameKind::kHeartbeat;
@@ -273,21 +280,21 @@ bool TcpCore::on_header(PeerLink& link) {
   if (control) {
     r.sink = Sink::kControl;
   } else {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     OperationPtr op = poison_ ? nullptr : matcher_.take_posted(link.rank, h.tag);
     if (poison_) {
       r.sink = Sink::kDiscard;
     } else if (!op) {
       r.sink = Sink::kUnexpected;
-      link.in_flight = true;
-      link.in_flight_tag = h.tag;
-      link.in_flight_length = h.length;
+      InFlightFrame& in_flight = link.in_flight.under(mutex_);
+      in_flight.reading = true;
+      in_flight.tag = h.tag;
+      in_flight.length = h.length;
     } else if (op->bytes != h.length) {
       complete(*op, size_mismatch(*op, h.length));
       r.sink = Sink::kDiscard;
     } else {
-      op->posted = false;
-      op->busy = true;
+      advance(*op, OperationState::kBusy);
       r.op = std::move(op);
       r.sink = Sink::kPosted;
       r.body = static_cast<uint8_t*>(r.op->data);
@@ -313,14 +320,15 @@ bool TcpCore::on_header(PeerLink& link) {
 void TcpCore::take_adoption(PeerLink& link) {
   OperationPtr op;
   {
-    std::lock_guard lock(mutex_);
-    op = std::move(link.adopter);
-    link.adopter.reset();
+    MutexLock lock(mutex_);
+    InFlightFrame& in_flight = link.in_flight.under(mutex_);
+    op = std::move(in_flight.adopter);
+    in_flight.adopter.reset();
     link.adoption_pending.store(false);
-    link.in_flight = false;
+    in_flight.reading = false;
   }
   if (!op) return;
-  FrameReader& r = link.reader;
+  FrameReader& r = receiver_of(link).reader;
   if (r.body_got) std::memcpy(op->data, r.owned.data.get(), r.body_got);
   r.owned = UnexpectedMessage();
   r.op = std::move(op);
@@ -330,19 +338,23 @@ void TcpCore::take_adoption(PeerLink& link) {
 
 void TcpCore::on_frame_end(PeerLink& link) {
   set_rcvlowat(link, 1);
-  FrameReader r = std::move(link.reader);
-  link.reader.reset();
+  FrameReader& reader = receiver_of(link).reader;
+  FrameReader r = std::move(reader);
+  reader.reset();
   // A voided frame (see wire.h) is dropped; the ABORT behind it, or the
   // peer's EOF, fails whatever was waiting for it.
   const bool committed = r.trailer == kTrailerCommit;
   switch (r.sink) {
     case Sink::kPosted: {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (committed) {
         awaited_filled_ = awaited_filled_ || r.op.get() == awaited_;
         complete(*r.op, nullptr);
       } else {
-        r.op->busy = false;
+        // Voided: one the poison already failed is finished now; any other
+        // waits for the poison that follows.
+        const bool failed = is_done(progress_of(*r.op).state);
+        advance(*r.op, failed ? OperationState::kFinished : OperationState::kVoided);
         changed_.notify_all();
       }
       break;
@@ -361,15 +373,16 @@ void TcpCore::on_frame_end(PeerLink& link) {
 void TcpCore::deliver_unexpected(PeerLink& link, FrameReader& r, bool committed) {
   OperationPtr target;
   {
-    std::lock_guard lock(mutex_);
-    link.in_flight = false;
-    target = std::move(link.adopter);
-    link.adopter.reset();
+    MutexLock lock(mutex_);
+    InFlightFrame& in_flight = link.in_flight.under(mutex_);
+    in_flight.reading = false;
+    target = std::move(in_flight.adopter);
+    in_flight.adopter.reset();
     link.adoption_pending.store(false);
     if (!committed || poison_) {
       // Voided: the adopter stays pending until the poison that follows.
       if (target && poison_) complete(*target, poison_);
-      if (target && !poison_) target->busy = false;
+      if (target && !poison_) advance(*target, OperationState::kVoided);
       changed_.notify_all();
       return;
     }
@@ -383,13 +396,12 @@ void TcpCore::deliver_unexpected(PeerLink& link, FrameReader& r, bool committed)
         complete(*target, size_mismatch(*target, r.owned.size));
         return;
       }
-      target->posted = false;
-      target->busy = true;
+      advance(*target, OperationState::kBusy);
     }
   }
   if (r.owned.size) std::memcpy(target->data, r.owned.data.get(), r.owned.size);
   awaited_filled_ = awaited_filled_ || target.get() == awaited_;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   complete(*target, nullptr);
 }
 
@@ -397,8 +409,12 @@ void TcpCore::on_control(PeerLink& link, FrameReader& r) {
   if (r.header.kind == FrameKind::kHeartbeat) return;  // its arrival was the message
   std::string body(reinterpret_cast<const char*>(r.owned.data.get()), r.owned.size);
   if (r.header.kind == FrameKind::kGoodbye) {
-    std::lock_guard lock(mutex_);
-    link.said_goodbye = true;
+    MutexLock lock(mutex_);
+    PeerLiveness& liveness = link.liveness.under(mutex_);
+    if (!said_goodbye(liveness.state))
+      liveness.state =
+          transition(liveness.state, is_gone(liveness.state) ? PeerState::kGoneAfterGoodbye
+                                                             : PeerState::kSaidGoodbye);
     return;
   }
   // "<origin rank>\n<reason>": forwarded aborts keep the rank that started
@@ -421,7 +437,7 @@ void TcpCore::on_writable(PeerLink& link) {
   int err = 0;
   bool failed = false;
   {
-    std::lock_guard send_lock(link.send_mutex);
+    MutexLock send_lock(link.send_mutex);
     while (!link.outbox.empty()) {
       OutFrame& frame = link.outbox.front();
       WriteStatus status = write_frame(link.fd.get(), frame, &err);
@@ -434,7 +450,7 @@ void TcpCore::on_writable(PeerLink& link) {
       if (frame.op) {
         // Completed under send_mutex, so poison() never sees a popped but
         // still-busy operation.
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         complete(*frame.op, nullptr);
       }
       link.outbox.pop_front();
@@ -455,17 +471,18 @@ void TcpCore::on_writable(PeerLink& link) {
 void TcpCore::release_buffers_after_poison() {
   for (auto& link : links_) {
     if (!link) continue;
-    FrameReader& r = link->reader;
-    std::lock_guard lock(mutex_);
+    FrameReader& r = receiver_of(*link).reader;
+    MutexLock lock(mutex_);
     if (r.sink == Sink::kPosted && r.op) {
       complete(*r.op, poison_);
       r.op.reset();
       r.sink = Sink::kDiscard;
       r.body = nullptr;
     }
-    if (link->adopter) {
-      complete(*link->adopter, poison_);
-      link->adopter.reset();
+    InFlightFrame& in_flight = link->in_flight.under(mutex_);
+    if (in_flight.adopter) {
+      complete(*in_flight.adopter, poison_);
+      in_flight.adopter.reset();
       link->adoption_pending.store(false);
     }
     changed_.notify_all();

@@ -64,13 +64,15 @@ TcpCore::TcpCore(int rank, int size, MeshSockets mesh, const TcpOptions& options
 
 TcpCore::~TcpCore() { shutdown(); }
 
+void TcpCore::finish_unheld(Operation& op, std::exception_ptr error) {
+  progress_of(op).error = std::move(error);
+  advance(op, OperationState::kFinished);
+}
+
 void TcpCore::complete(Operation& op, std::exception_ptr error) {
-  if (!op.done) {
-    op.done = true;
-    op.error = std::move(error);
-  }
-  op.busy = false;
-  op.posted = false;
+  Operation::Progress& progress = progress_of(op);
+  if (!is_done(progress.state)) progress.error = std::move(error);
+  advance(op, OperationState::kFinished);
   pending_.erase(&op);
   changed_.notify_all();
   // A caller sleeping in epoll_wait (wait.cc) hears only sockets and the
@@ -96,28 +98,27 @@ OperationPtr TcpCore::post_send(int peer, Tag tag, const void* data, size_t byte
   PeerLink& link = *links_[peer];
   bool gone = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (poison_) {
-      op->done = true;
-      op->error = poison_;
+      finish_unheld(*op, poison_);
       return op;
     }
-    gone = link.gone;
+    gone = is_gone(link.liveness.under(mutex_).state);
     if (!gone) {
-      op->busy = true;
+      advance(*op, OperationState::kBusy);
       pending_.emplace(op.get(), op);
     }
   }
   if (gone) {
     peer_failed(link, "", true);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     complete(*op, poison_);
     return op;
   }
-  std::unique_lock send_lock(link.send_mutex);
+  MutexLock send_lock(link.send_mutex);
   {
-    std::lock_guard lock(mutex_);
-    if (op->done) {  // poisoned since we registered it
+    MutexLock lock(mutex_);
+    if (is_done(progress_of(*op).state)) {  // poisoned since we registered it
       complete(*op, nullptr);
       return op;
     }
@@ -125,7 +126,7 @@ OperationPtr TcpCore::post_send(int peer, Tag tag, const void* data, size_t byte
   int err = 0;
   switch (queue_frame(link, data_frame(tag, data, bytes, op), &err)) {
     case WriteStatus::kComplete: {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       complete(*op, nullptr);
       break;
     }
@@ -163,41 +164,38 @@ WriteStatus TcpCore::queue_frame(PeerLink& link, OutFrame frame, int* err) {
 void TcpCore::send_to_self(const OperationPtr& op) {
   OperationPtr recv;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (poison_) {
-      op->done = true;
-      op->error = poison_;
+      finish_unheld(*op, poison_);
       return;
     }
-    op->done = true;  // the bytes are copied before this returns
+    finish_unheld(*op, nullptr);  // the bytes are copied before this returns
     recv = matcher_.take_posted(rank_, op->tag);
     if (recv && recv->bytes != op->bytes) {
       complete(*recv, size_mismatch(*recv, op->bytes));
       return;
     }
-    if (recv) {
-      recv->posted = false;
-      recv->busy = true;
-    }
+    if (recv) advance(*recv, OperationState::kBusy);
   }
   if (!recv) {
     UnexpectedMessage message{std::make_unique_for_overwrite<uint8_t[]>(op->bytes), op->bytes};
     if (op->bytes) std::memcpy(message.data.get(), op->data, op->bytes);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!poison_) matcher_.push_unexpected(rank_, op->tag, std::move(message));
     return;
   }
   if (op->bytes) std::memcpy(recv->data, op->data, op->bytes);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   complete(*recv, nullptr);
 }
 
 bool TcpCore::try_adopt(PeerLink& link, const OperationPtr& recv) {
-  if (!link.in_flight || link.adopter || link.in_flight_tag != recv->tag ||
-      link.in_flight_length != recv->bytes || matcher_.has_posted(link.rank, recv->tag))
+  InFlightFrame& in_flight = link.in_flight.under(mutex_);
+  if (!in_flight.reading || in_flight.adopter || in_flight.tag != recv->tag ||
+      in_flight.length != recv->bytes || matcher_.has_posted(link.rank, recv->tag))
     return false;
-  recv->busy = true;
-  link.adopter = recv;
+  advance(*recv, OperationState::kBusy);
+  in_flight.adopter = recv;
   link.adoption_pending.store(true, std::memory_order_release);
   return true;
 }
@@ -211,40 +209,37 @@ OperationPtr TcpCore::post_recv(int peer, Tag tag, void* data, size_t bytes) {
   std::optional<UnexpectedMessage> early;
   bool peer_gone = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (poison_) {
-      op->done = true;
-      op->error = poison_;
+      finish_unheld(*op, poison_);
       return op;
     }
     // Messages that arrived before the peer left are still delivered.
     early = matcher_.take_unexpected(peer, tag);
     if (early && early->size != bytes) {
-      op->done = true;
-      op->error = size_mismatch(*op, early->size);
+      finish_unheld(*op, size_mismatch(*op, early->size));
       return op;
     }
-    peer_gone = !early && link && link->gone;
+    peer_gone = !early && link && is_gone(link->liveness.under(mutex_).state);
     if (!peer_gone) {
       pending_.emplace(op.get(), op);
-      if (early || (link && try_adopt(*link, op))) {
-        op->busy = true;
-      } else {
-        op->posted = true;
+      if (early) {
+        advance(*op, OperationState::kBusy);
+      } else if (!link || !try_adopt(*link, op)) {  // try_adopt makes it busy
+        advance(*op, OperationState::kPosted);
         matcher_.post(op);
       }
     }
   }
   if (peer_gone) {
     peer_failed(*link, "", true);  // poisons the core
-    std::lock_guard lock(mutex_);
-    op->done = true;
-    op->error = poison_;
+    MutexLock lock(mutex_);
+    finish_unheld(*op, poison_);
     return op;
   }
   if (early) {
     if (bytes) std::memcpy(data, early->data.get(), bytes);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     complete(*op, nullptr);
   }
   return op;
@@ -255,8 +250,9 @@ void TcpCore::abort(const std::string& reason) {
 }
 
 std::string TcpCore::pending_description(int peer) const {
+  // A finished send the caller has not waited for yet owes nothing.
   for (const auto& [ptr, op] : pending_)
-    if (op->peer == peer && !op->done)  // a finished send the caller has not waited for yet owes nothing
+    if (op->peer == peer && !is_done(progress_of(*op).state))
       return fmt::format(" (pending {} tag {}, {} bytes)", verb(*op), op->tag, op->bytes);
   return "";
 }
@@ -277,20 +273,24 @@ void TcpCore::lose_peer(PeerLink& link, const std::string& what, bool mid_frame)
   {
     // Under the send lock no send to this peer sits between its last write
     // and its completion, so "pending" below means bytes that never left.
-    std::lock_guard send_lock(link.send_mutex);
-    std::lock_guard lock(mutex_);
-    if (!link.gone) {
-      link.gone = true;
-      link.gone_reason = what;
+    MutexLock send_lock(link.send_mutex);
+    MutexLock lock(mutex_);
+    PeerLiveness& liveness = link.liveness.under(mutex_);
+    if (!is_gone(liveness.state)) {
+      liveness.state =
+          transition(liveness.state, said_goodbye(liveness.state) ? PeerState::kGoneAfterGoodbye
+                                                                  : PeerState::kGone);
+      liveness.gone_reason = what;
     }
     bool waited_on = mid_frame || !pending_description(link.rank).empty();
     // A peer that said goodbye and owes us nothing left cleanly.
-    if (poison_ || (link.said_goodbye && !waited_on)) {
+    if (poison_ || (said_goodbye(liveness.state) && !waited_on)) {
       if (!poison_) KOLO_LOG_DEBUG("rank {}: {} closed its context", rank_, link.name);
       stop_polling(link);
       return;
     }
-    message = fmt::format("{} {}{}", link.name, link.gone_reason, pending_description(link.rank));
+    message =
+        fmt::format("{} {}{}", link.name, liveness.gone_reason, pending_description(link.rank));
   }
   stop_polling(link);
   poison(std::make_exception_ptr(PeerLostError(message)), rank_, message, true);
@@ -298,19 +298,26 @@ void TcpCore::lose_peer(PeerLink& link, const std::string& what, bool mid_frame)
 
 void TcpCore::poison(std::exception_ptr error, int origin, const std::string& reason, bool tell_peers) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (poison_) return;
     poison_ = error;
     poisoned_.store(true);
-    for (auto& op : matcher_.take_all_posted()) op->posted = false;
+    // Every posted receive is pending too, and fails in the loop below.
+    matcher_.take_all_posted();
     matcher_.drop_all_unexpected();
     for (auto it = pending_.begin(); it != pending_.end();) {
       Operation& op = *it->second;
-      if (!op.done) {
-        op.done = true;
-        op.error = error;
+      Operation::Progress& progress = progress_of(op);
+      if (progress.state == OperationState::kBusy) {
+        // The transport still holds the buffer; it finishes the operation
+        // when it lets go.
+        progress.error = error;
+        advance(op, OperationState::kFailedBusy);
+      } else if (!is_done(progress.state)) {
+        progress.error = error;
+        advance(op, OperationState::kFinished);
       }
-      it = op.busy ? std::next(it) : pending_.erase(it);
+      it = progress.state == OperationState::kFailedBusy ? std::next(it) : pending_.erase(it);
     }
     changed_.notify_all();
     if (!closed_) KOLO_LOG_WARNING("rank {}: transport failed: {}", rank_, message_of(error));
@@ -318,11 +325,11 @@ void TcpCore::poison(std::exception_ptr error, int origin, const std::string& re
   const std::string abort_body = fmt::format("{}\n{}", origin, reason);
   for (auto& link : links_) {
     if (!link) continue;
-    std::lock_guard send_lock(link->send_mutex);
+    MutexLock send_lock(link->send_mutex);
     std::deque<OutFrame> kept;
     for (auto& frame : link->outbox) {
       if (frame.op) {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         complete(*frame.op, nullptr);  // already failed above; this lets go of it
         frame.op.reset();
         if (frame.started()) frame.make_void();
@@ -357,14 +364,14 @@ void TcpCore::wake_progress() {
 
 void TcpCore::shutdown() noexcept {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return;
     closed_ = true;
   }
   poison(std::make_exception_ptr(AbortedError("transport context was destroyed")), rank_, "", false);
   for (auto& link : links_) {
     if (!link) continue;
-    std::lock_guard send_lock(link->send_mutex);
+    MutexLock send_lock(link->send_mutex);
     int err = 0;
     queue_frame(*link, control_frame(FrameKind::kGoodbye, ""), &err);
   }
@@ -375,18 +382,20 @@ void TcpCore::shutdown() noexcept {
     flushed = true;
     for (auto& link : links_) {
       if (!link) continue;
-      std::lock_guard send_lock(link->send_mutex);
+      MutexLock send_lock(link->send_mutex);
       if (link->outbox.empty() || link->send_failed || !link->want_writable) continue;
-      std::lock_guard lock(mutex_);
-      if (!link->gone) flushed = false;  // a gone link is no longer polled
+      MutexLock lock(mutex_);
+      // A gone link is no longer polled.
+      if (!is_gone(link->liveness.under(mutex_).state)) flushed = false;
     }
     if (!flushed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   for (auto& link : links_) {
     if (!link) continue;
-    std::lock_guard send_lock(link->send_mutex);
-    std::lock_guard lock(mutex_);
-    if (!link->outbox.empty() && !link->send_failed && link->want_writable && !link->gone)
+    MutexLock send_lock(link->send_mutex);
+    MutexLock lock(mutex_);
+    if (!link->outbox.empty() && !link->send_failed && link->want_writable &&
+        !is_gone(link->liveness.under(mutex_).state))
       KOLO_LOG_WARNING("rank {}: closing without delivering {} frame(s) to {} (written {} of first)", rank_,
                        link->outbox.size(), link->name, link->outbox.front().written);
   }
@@ -399,7 +408,7 @@ void TcpCore::shutdown() noexcept {
 
 void TcpCore::check_health() const {
   if (!poisoned_.load()) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (poison_) std::rethrow_exception(poison_);
 }
 

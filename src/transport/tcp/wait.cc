@@ -46,20 +46,20 @@ void TcpCore::wait(Operation& op) {
     }
   } leave{this};
 
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   const auto start = Clock::now();
   auto deadline = start + options_.op_timeout;
   // Only small operations spin: a large one takes longer than the wake-up
   // it would save, and on a busy host the spin takes CPU from the peers.
   const auto spin_until = start + (op.bytes <= kSpinMaxBytes ? options_.spin : std::chrono::microseconds(0));
   bool timed_out = false;
-  while (!op.finished()) {
+  while (progress_of(op).state != OperationState::kFinished) {
     const auto now = Clock::now();
     if (now >= deadline) {
       KOLO_CHECK_MSG(!timed_out, "transport kept the buffer of a failed {} (tag {}) for {} s",
                      verb(op), op.tag, kReleaseGrace.count());
       timed_out = true;
-      if (!op.done) {
+      if (!is_done(progress_of(op).state)) {
         std::string message = fmt::format("timed out after {} s waiting for {} ({} tag {}, {} bytes)",
                                           static_cast<double>(options_.op_timeout.count()) / 1000.0,
                                           names_[op.peer], verb(op), op.tag, op.bytes);
@@ -72,16 +72,17 @@ void TcpCore::wait(Operation& op) {
     }
     // try_lock while holding mutex_ cannot deadlock against the loop, which
     // takes poll_mutex_ then mutex_.
-    std::unique_lock poll(poll_mutex_, std::try_to_lock);
-    if (!poll.owns_lock()) {
+    if (!poll_mutex_.try_lock()) {
       // The progress thread may sit in epoll_wait for a while; nudge it so
       // it sees this waiter and parks, then take over on the next round.
       lock.unlock();
       wake_progress();
       lock.lock();
-      if (!op.finished()) changed_.wait_until(lock, std::min(deadline, now + kRetryDrive));
+      if (progress_of(op).state != OperationState::kFinished)
+        changed_.wait_until(mutex_, std::min(deadline, now + kRetryDrive));
       continue;
     }
+    MutexLock poll(poll_mutex_, std::adopt_lock);
     // While we sleep in epoll_wait, complete() from any other thread writes
     // the eventfd (see complete()); set under mutex_, so none is missed.
     driver_ = std::this_thread::get_id();
@@ -103,21 +104,23 @@ void TcpCore::wait(Operation& op) {
     // is free in case this wait is about to end.
     if (waiters_.load() > 1) changed_.notify_all();
   }
-  if (op.error) std::rethrow_exception(op.error);
+  if (progress_of(op).error) std::rethrow_exception(progress_of(op).error);
 }
 
 bool TcpCore::test(Operation& op) {
-  std::lock_guard lock(mutex_);
-  if (!op.finished()) return false;
-  if (op.error) std::rethrow_exception(op.error);
+  MutexLock lock(mutex_);
+  const Operation::Progress& progress = progress_of(op);
+  if (progress.state != OperationState::kFinished) return false;
+  if (progress.error) std::rethrow_exception(progress.error);
   return true;
 }
 
 void TcpCore::release(Operation& op) noexcept {
   {
-    std::lock_guard lock(mutex_);
-    if (op.finished()) return;
-    if (op.posted && matcher_.cancel(&op)) {
+    MutexLock lock(mutex_);
+    const OperationState state = progress_of(op).state;
+    if (state == OperationState::kFinished) return;
+    if (state == OperationState::kPosted && matcher_.cancel(&op)) {
       complete(op, std::make_exception_ptr(AbortedError("receive cancelled")));
       return;
     }
