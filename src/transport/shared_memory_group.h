@@ -13,10 +13,11 @@
 //
 // Slots carry the data: every member has two staging buffers of slot_bytes()
 // that every member can read. Every window of every collective takes the next
-// buffer from next_buffer(), which alternates across collectives too;
-// acquire_slot(b) waits until every member has finished reading what this
-// member last put in slot b, which retire_slot(b) marks as read once this
-// member has advanced again.
+// buffer from next_buffer() (the same on every member, alternating across
+// collectives too), and a member done reading the window's slots retires it
+// with retire_slot(b): its next advance tells the others so. acquire_slot(b)
+// waits until every member has made that advance for the window that last
+// used b, i.e. has finished reading what this member put there.
 //
 // Direct reads ("single copy"): a member publishes the address of one of its
 // own buffers, advances, and keeps the buffer unchanged until every reader has
@@ -64,10 +65,10 @@ class SharedMemoryGroup {
   virtual std::byte* slot(int member, int buffer) const = 0;
   // The buffer for the next window; all members take them in the same order.
   virtual int next_buffer() = 0;
-  // Waits until every member has read what this member last put in `buffer`.
+  // Waits until every member has retired the window that last used `buffer`.
   virtual void acquire_slot(int buffer) = 0;
-  // This member is done with the window that used `buffer`: its next advance
-  // tells the others so.
+  // This member has finished reading the slots of the window that used
+  // `buffer`; costs no phase of its own.
   virtual void retire_slot(int buffer) = 0;
 
   // Whether allgather and broadcast read peers' buffers directly.
