@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectives/fused_part.h"
 #include "kolo/types.h"
 
 namespace kolo::backends {
@@ -33,14 +34,9 @@ struct Reduction {
   double postscale = 1.0;
 };
 
-// One tensor of a fused allreduce: `count` elements read from `input` (null:
-// this rank contributes zeros, as a joined rank does) and written to `output`
-// (may equal input).
-struct FusedPart {
-  const void* input = nullptr;
-  void* output = nullptr;
-  size_t count = 0;
-};
+// One tensor of a fused allreduce (defined with the collectives, whose
+// shared-memory rounds read and write the parts in place).
+using collectives::FusedPart;
 
 class Backend {
  public:

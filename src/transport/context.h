@@ -20,7 +20,8 @@
 //
 // Implementations: TCP (tcp/), several TCP streams per peer (striped_context.h)
 // and a process set's view of a parent (sub_context.h). Shared memory within a
-// host is not a Context: its collectives work on a segment (shm/shm_group.h).
+// host is not a Context: its collectives work on a SharedMemoryGroup
+// (shared_memory_group.h).
 #pragma once
 
 #include <cstddef>

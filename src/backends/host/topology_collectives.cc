@@ -53,10 +53,7 @@ void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_
 
 void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
                          const ReduceSpec& reduce, int size) {
-  std::vector<collectives::shm::Part> shm_parts;
-  shm_parts.reserve(parts.size());
-  for (const FusedPart& p : parts) shm_parts.push_back({p.input, p.output, p.count});
-  collectives::shm::allreduce_parts(*topo.shm, shm_parts, dtype, combine_op(reduce.op), reduce.prescale,
+  collectives::shm::allreduce_parts(*topo.shm, parts, dtype, combine_op(reduce.op), reduce.prescale,
                                     final_scale(reduce, size));
 }
 

@@ -1,6 +1,6 @@
-// A message scattered over several tensors (Parts), read as one array of
-// elements: what the shared-memory reduce rounds copy from and to. A plain
-// message is one Part. Internal to src/collectives/shm.
+// A message scattered over several tensors (FusedParts), read as one array
+// of elements: what the shared-memory reduce rounds copy from and to. A plain
+// message is one part. Internal to src/collectives/shm.
 #pragma once
 
 #include <algorithm>
@@ -8,14 +8,14 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/shm/shm_collectives.h"
+#include "collectives/fused_part.h"
 
 namespace kolo::collectives::shm::internal {
 
 class PartList {
  public:
-  PartList(const std::vector<Part>& parts, size_t element) : parts_(parts), element_(element) {
-    for (const Part& p : parts_) {
+  PartList(const std::vector<FusedPart>& parts, size_t element) : parts_(parts), element_(element) {
+    for (const FusedPart& p : parts_) {
       starts_.push_back(total_);
       total_ += p.count;
     }
@@ -25,7 +25,7 @@ class PartList {
   // Copies elements [first, first + count) of the inputs to dst; a part
   // without input reads as zeros.
   void read(size_t first, size_t count, std::byte* dst) const {
-    visit(first, count, [&](const Part& p, size_t at, size_t n, size_t done) {
+    visit(first, count, [&](const FusedPart& p, size_t at, size_t n, size_t done) {
       std::byte* to = dst + done * element_;
       if (p.input == nullptr) {
         std::memset(to, 0, n * element_);
@@ -38,18 +38,20 @@ class PartList {
   // `copy` (memcpy semantics); parts without output are skipped.
   template <typename Copy>
   void write(size_t first, size_t count, const std::byte* src, Copy&& copy) const {
-    visit(first, count, [&](const Part& p, size_t at, size_t n, size_t done) {
-      if (p.output != nullptr) copy(static_cast<std::byte*>(p.output) + at * element_, src + done * element_, n * element_);
+    visit(first, count, [&](const FusedPart& p, size_t at, size_t n, size_t done) {
+      if (p.output != nullptr)
+        copy(static_cast<std::byte*>(p.output) + at * element_, src + done * element_,
+             n * element_);
     });
   }
   // Where elements [first, first + count) lie whole in one part's input or
   // output; null when they span parts or the part has none.
   const std::byte* contiguous_input(size_t first, size_t count) const {
-    const Part* p = holder(first, count);
+    const FusedPart* p = holder(first, count);
     return p && p->input ? static_cast<const std::byte*>(p->input) + (first - start_of(*p)) * element_ : nullptr;
   }
   std::byte* contiguous_output(size_t first, size_t count) const {
-    const Part* p = holder(first, count);
+    const FusedPart* p = holder(first, count);
     return p && p->output ? static_cast<std::byte*>(p->output) + (first - start_of(*p)) * element_ : nullptr;
   }
 
@@ -57,8 +59,10 @@ class PartList {
   size_t index_of(size_t element) const {
     return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), element) - starts_.begin()) - 1;
   }
-  size_t start_of(const Part& p) const { return starts_[static_cast<size_t>(&p - parts_.data())]; }
-  const Part* holder(size_t first, size_t count) const {
+  size_t start_of(const FusedPart& p) const {
+    return starts_[static_cast<size_t>(&p - parts_.data())];
+  }
+  const FusedPart* holder(size_t first, size_t count) const {
     if (count == 0) return nullptr;
     const size_t i = index_of(first);
     return first - starts_[i] + count <= parts_[i].count ? &parts_[i] : nullptr;
@@ -70,7 +74,7 @@ class PartList {
     if (count == 0) return;
     size_t i = index_of(first);
     for (size_t done = 0; done < count; ++i) {
-      const Part& p = parts_[i];
+      const FusedPart& p = parts_[i];
       const size_t at = first + done - starts_[i];
       const size_t n = std::min(p.count - at, count - done);
       if (n > 0) fn(p, at, n, done);
@@ -78,7 +82,7 @@ class PartList {
     }
   }
 
-  const std::vector<Part>& parts_;
+  const std::vector<FusedPart>& parts_;
   const size_t element_;
   std::vector<size_t> starts_;
   size_t total_ = 0;

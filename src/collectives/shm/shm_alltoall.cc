@@ -5,10 +5,10 @@
 // phase carries a header at the start of every member's slot: the offset
 // and length of each block it sends. Once every member has advanced past
 // it, each reads all headers and derives the same plan:
-// - a block of at least ShmOptions::single_copy_bytes, where the group
-//   allows direct reads (ShmGroup::direct_reads), is read by its receiver
-//   straight from the sender's buffer (one copy); the sender then keeps its
-//   buffer until a last phase says every reader is done;
+// - a block of at least the group's single_copy_bytes(), where the group
+//   allows direct reads (direct_reads()), is read by its receiver straight
+//   from the sender's buffer (one copy); the sender then keeps its buffer
+//   until a last phase says every reader is done;
 // - every other block goes through the slots, one sub-block per receiver,
 //   in as many rounds as the longest such block needs. Round 0 shares the
 //   header's phase, so an alltoall that fits one round costs one phase.
@@ -45,7 +45,7 @@ struct BlockEntry {
 // the headers of round 0, which every member reads whole.
 class AlltoallPlan {
  public:
-  explicit AlltoallPlan(const ShmGroup& group)
+  explicit AlltoallPlan(const SharedMemoryGroup& group)
       : n_(group.size()),
         direct_allowed_(group.direct_reads()),
         direct_from_(group.single_copy_bytes()),
@@ -66,7 +66,7 @@ class AlltoallPlan {
   // longest slot block needs and whether any block is read directly; throws
   // on the first pair whose lengths disagree (the same pair on every member).
   template <typename Header>
-  void agree(const ShmGroup& group, Header&& header) {
+  void agree(const SharedMemoryGroup& group, Header&& header) {
     for (int q = 0; q < n_; ++q) {
       for (int j = 0; j < n_; ++j) {
         if (j == q) continue;
@@ -104,8 +104,9 @@ class AlltoallPlan {
   bool any_direct_ = false;
 };
 
-void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRange>& send_blocks,
-              std::byte* recv, const std::vector<ByteRange>& recv_blocks) {
+void exchange(SharedMemoryGroup& group, const std::byte* send,
+              const std::vector<ByteRange>& send_blocks, std::byte* recv,
+              const std::vector<ByteRange>& recv_blocks) {
   const int n = group.size();
   const int r = group.rank();
   AlltoallPlan plan(group);
@@ -169,8 +170,9 @@ void exchange(ShmGroup& group, const std::byte* send, const std::vector<ByteRang
 
 }  // namespace
 
-void alltoallv(ShmGroup& group, const void* send, const std::vector<ByteRange>& send_blocks,
-               void* recv, const std::vector<ByteRange>& recv_blocks) {
+void alltoallv(SharedMemoryGroup& group, const void* send,
+               const std::vector<ByteRange>& send_blocks, void* recv,
+               const std::vector<ByteRange>& recv_blocks) {
   guarded(group, [&] {
     exchange(group, static_cast<const std::byte*>(send), send_blocks, static_cast<std::byte*>(recv),
              recv_blocks);

@@ -52,8 +52,8 @@ size_t broadcast_chunk_bytes(size_t message_in_window, size_t window) {
 // and a second phase keeps every buffer unchanged until all have read it.
 // `published`: where the others find this member's pieces, as an address
 // of `data` (they add a piece's offset to it).
-void allgather_direct(ShmGroup& group, std::byte* base, const std::vector<std::vector<ByteRange>>& pieces,
-                      uintptr_t published) {
+void allgather_direct(SharedMemoryGroup& group, std::byte* base,
+                      const std::vector<std::vector<ByteRange>>& pieces, uintptr_t published) {
   const int n = group.size();
   const int r = group.rank();
   group.publish_address(published);
@@ -69,7 +69,7 @@ void allgather_direct(ShmGroup& group, std::byte* base, const std::vector<std::v
 
 // The root publishes `data`; the others read it once it has advanced, and
 // the root returns only after every reader advanced again.
-void broadcast_direct(ShmGroup& group, std::byte* base, size_t bytes, int root) {
+void broadcast_direct(SharedMemoryGroup& group, std::byte* base, size_t bytes, int root) {
   if (group.rank() == root) {
     group.publish_address(reinterpret_cast<uintptr_t>(base));
     group.advance();
@@ -83,8 +83,8 @@ void broadcast_direct(ShmGroup& group, std::byte* base, size_t bytes, int root) 
 
 }  // namespace
 
-void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRange>>& pieces,
-               const void* source) {
+void allgather(SharedMemoryGroup& group, void* data,
+               const std::vector<std::vector<ByteRange>>& pieces, const void* source) {
   const int n = group.size();
   const int r = group.rank();
   auto* base = static_cast<std::byte*>(data);
@@ -127,7 +127,7 @@ void allgather(ShmGroup& group, void* data, const std::vector<std::vector<ByteRa
 // chunk as it lands, so the others copy chunk c out while the root copies
 // c + 1 in: about one copy's time instead of two in a row. Every member
 // advances once per chunk (the values stay in step across members).
-void broadcast(ShmGroup& group, void* data, size_t bytes, int root) {
+void broadcast(SharedMemoryGroup& group, void* data, size_t bytes, int root) {
   if (bytes == 0) return;
   auto* base = static_cast<std::byte*>(data);
   // Direct reads up to one window: beyond it the pipelined copies below keep
@@ -160,7 +160,7 @@ void broadcast(ShmGroup& group, void* data, size_t bytes, int root) {
   });
 }
 
-void barrier(ShmGroup& group) {
+void barrier(SharedMemoryGroup& group) {
   guarded(group, [&] { group.wait_all(group.advance()); });
 }
 

@@ -8,7 +8,7 @@
 
 #include "collectives/collectives.h"
 #include "kolo/types.h"
-#include "transport/shm/shm_group.h"
+#include "transport/shared_memory_group.h"
 
 namespace kolo::collectives::shm::internal {
 
@@ -41,7 +41,7 @@ struct ShardLayout {
 // Runs a collective's body; an exception poisons the group (its phases are
 // out of step now) and tells the other members before it propagates.
 template <typename Body>
-void guarded(transport::shm::ShmGroup& group, Body&& body) {
+void guarded(transport::SharedMemoryGroup& group, Body&& body) {
   group.check_usable();
   try {
     body();

@@ -10,12 +10,12 @@
 //   2. reduce: r combines its own chunk with sub-block r of every other
 //      member's slot, into sub-block r of its own slot (allreduce) or
 //      straight into the output when that is contiguous (reduce-scatter);
-//      an allreduce copies each reduced tile (ShmOptions::tile_bytes) to
+//      an allreduce copies each reduced tile (the group's tile_bytes()) to
 //      r's own outputs at once, while it is in the cache;
 //   3. gather (allreduce): everyone copies sub-block j of every other
 //      member j's slot to chunk k of shard j of the outputs.
-// Copies to the outputs use streaming stores from ShmOptions::streaming_bytes
-// on.
+// Copies to the outputs use streaming stores from the group's
+// streaming_bytes() on.
 // Phase 2 of member r reads only sub-blocks r, and writes only its own
 // sub-block r, which nobody else reads until phase 3: no member overwrites
 // what another still reads. Rounds alternate between the two slots (across
@@ -40,8 +40,8 @@ using internal::ShardLayout;
 
 void plain_copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 
-void reduce_in_rounds(ShmGroup& group, const PartList& list, DataType dtype, ReduceOp op, double prescale,
-                      double postscale, bool gather) {
+void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType dtype, ReduceOp op,
+                      double prescale, double postscale, bool gather) {
   const int n = group.size();
   const int r = group.rank();
   const ShardLayout layout(list.total(), n, dtype, group.slot_bytes());
@@ -101,8 +101,8 @@ void reduce_in_rounds(ShmGroup& group, const PartList& list, DataType dtype, Red
 
 // Every member publishes its whole input and reduces all of them in member
 // order, so all get the same bits with one phase.
-void allreduce_small(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
-                     ReduceOp op, double postscale) {
+void allreduce_small(SharedMemoryGroup& group, const void* in, void* out, size_t count,
+                     DataType dtype, ReduceOp op, double postscale) {
   const int n = group.size();
   const size_t bytes = count * dtype_size(dtype);
   const int buffer = group.next_buffer();
@@ -117,7 +117,7 @@ void allreduce_small(ShmGroup& group, const void* in, void* out, size_t count, D
 
 }  // namespace
 
-void allreduce(ShmGroup& group, const void* in, void* out, size_t count, DataType dtype,
+void allreduce(SharedMemoryGroup& group, const void* in, void* out, size_t count, DataType dtype,
                ReduceOp op, double postscale, size_t small_bytes) {
   if (count == 0) return;
   guarded(group, [&] {
@@ -125,14 +125,14 @@ void allreduce(ShmGroup& group, const void* in, void* out, size_t count, DataTyp
     if (bytes <= std::min(small_bytes, group.slot_bytes())) {
       allreduce_small(group, in, out, count, dtype, op, postscale);
     } else {
-      const std::vector<Part> whole{{in, out, count}};
+      const std::vector<FusedPart> whole{{in, out, count}};
       reduce_in_rounds(group, PartList(whole, dtype_size(dtype)), dtype, op, 1.0, postscale, true);
     }
   });
 }
 
-void reduce_scatter(ShmGroup& group, const void* in, void* shard, size_t count, DataType dtype,
-                    ReduceOp op, double prescale, double postscale) {
+void reduce_scatter(SharedMemoryGroup& group, const void* in, void* shard, size_t count,
+                    DataType dtype, ReduceOp op, double prescale, double postscale) {
   if (count == 0) return;
   // The input as up to three parts, of which only this member's shard has
   // an output: the rounds write nothing else.
@@ -140,15 +140,15 @@ void reduce_scatter(ShmGroup& group, const void* in, void* shard, size_t count, 
   const size_t offset = reduce_scatter_offset(count, group.size(), group.rank());
   const size_t length = reduce_scatter_count(count, group.size(), group.rank());
   const auto* input = static_cast<const std::byte*>(in);
-  std::vector<Part> parts;
+  std::vector<FusedPart> parts;
   if (offset > 0) parts.push_back({input, nullptr, offset});
   if (length > 0) parts.push_back({input + offset * element, shard, length});
   if (offset + length < count) parts.push_back({input + (offset + length) * element, nullptr, count - offset - length});
   guarded(group, [&] { reduce_in_rounds(group, PartList(parts, element), dtype, op, prescale, postscale, false); });
 }
 
-void allreduce_parts(ShmGroup& group, const std::vector<Part>& parts, DataType dtype, ReduceOp op,
-                     double prescale, double postscale) {
+void allreduce_parts(SharedMemoryGroup& group, const std::vector<FusedPart>& parts, DataType dtype,
+                     ReduceOp op, double prescale, double postscale) {
   const PartList list(parts, dtype_size(dtype));
   if (list.total() == 0) return;
   guarded(group, [&] { reduce_in_rounds(group, list, dtype, op, prescale, postscale, true); });

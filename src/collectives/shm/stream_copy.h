@@ -1,6 +1,6 @@
 // Copies for data that leaves the cache anyway: the shared-memory rounds
-// write every output byte once, and for large messages (from
-// ShmOptions::streaming_bytes) that output goes to memory. Ordinary stores
+// write every output byte once, and for large messages (from the group's
+// streaming_bytes()) that output goes to memory. Ordinary stores
 // first read each destination line (read for ownership), a third of the
 // memory traffic of an allreduce round; non-temporal stores write whole
 // lines without reading them.

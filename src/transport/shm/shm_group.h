@@ -1,33 +1,28 @@
-// ShmGroup: the ranks of one host over one shared segment.
+// ShmGroup: the ranks of one host over one shared segment, the
+// implementation of transport::SharedMemoryGroup (shared_memory_group.h says
+// what phases, slots and direct reads promise).
 //
 // Layout of the segment: a header (magic, abort flag and reason), then one
-// cache line per member with its sequence word, then two staging buffers
-// ("slots") per member. Collectives (src/collectives/shm) move data through
-// the slots and order their phases with the sequence words:
+// cache line per member with its sequence word (and its published address),
+// then two staging buffers ("slots") per member.
 //
-// - Each member counts its own phases: advance() increments its word, so
-//   "member m reached value v" means m has finished everything it did
-//   before its v-th advance. Members run the same collectives in the same
-//   order, so the values line up across members without any exchange.
-// - wait_all(v) returns once every member reached v; wait_member(m, v) waits
-//   for one. A wait spins for ShmOptions::spin, then sleeps on the word's
-//   futex; advance() wakes sleepers only when there are any, so a phase on
-//   an idle pair of cores costs no system call.
-// - Slots are reused every other window: every window of every collective
-//   takes the next buffer from next_buffer(), which alternates across
-//   collectives too. acquire_slot(b) waits until every member has passed
-//   the value retire_slot(b) recorded, i.e. has finished reading what this
-//   member last put in slot b.
+// - A wait spins for ShmOptions::spin, then sleeps on the word's futex;
+//   advance() wakes sleepers only when there are any, so a phase on an idle
+//   pair of cores costs no system call.
 // - retire_slot(b) costs no phase of its own: it records this member's next
 //   advance, which comes after the reads in program order. That advance is
 //   made by the window in between (each window advances at least once)
 //   before b is acquired again, so an operation of one window costs one
 //   phase: on a pair of cores that is one cache-line hand-off per call.
+// - Direct reads use process_vm_readv (ShmOptions::single_copy says when).
 //
 // Failure: a wait fails with PeerLostError when the member's process is gone,
 // TimeoutError after op_timeout, AbortedError when any member called
 // abort(). Every failure poisons the group for good (phases are out of step
 // afterwards) and is told to the other members through the header.
+//
+// `final`: the backend, which holds the concrete type, calls it without
+// virtual dispatch; the collectives see only the interface.
 #pragma once
 
 #include <sys/types.h>
@@ -40,12 +35,13 @@
 #include <string>
 #include <vector>
 
+#include "transport/shared_memory_group.h"
 #include "transport/shm/shm_options.h"
 #include "transport/shm/shm_segment.h"
 
 namespace kolo::transport::shm {
 
-class ShmGroup {
+class ShmGroup final : public SharedMemoryGroup {
  public:
   // Bytes of the segment for `size` members.
   static size_t segment_bytes(int size, size_t slot_bytes);
@@ -65,43 +61,34 @@ class ShmGroup {
   ShmGroup(const ShmGroup&) = delete;
   ShmGroup& operator=(const ShmGroup&) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return static_cast<int>(names_.size()); }
-  size_t slot_bytes() const { return options_.slot_bytes; }
-  size_t tile_bytes() const { return options_.tile_bytes; }
-  size_t streaming_bytes() const { return options_.streaming_bytes; }
-  const std::string& member_name(int member) const { return names_[member]; }
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(names_.size()); }
+  size_t slot_bytes() const override { return options_.slot_bytes; }
+  size_t tile_bytes() const override { return options_.tile_bytes; }
+  size_t streaming_bytes() const override { return options_.streaming_bytes; }
+  const std::string& member_name(int member) const override { return names_[member]; }
   ShmSegment& segment() { return segment_; }
 
-  std::byte* slot(int member, int buffer) const;
+  std::byte* slot(int member, int buffer) const override;
 
-  uint32_t advance();
-  void wait_all(uint32_t value);
-  void wait_member(int member, uint32_t value);
-  // The buffer for the next window; all members take them in the same order.
-  int next_buffer() { return next_buffer_ ^= 1; }
-  void acquire_slot(int buffer);
-  void retire_slot(int buffer) { slot_retired_at_[buffer] = seq_ + 1; }
+  uint32_t advance() override;
+  void wait_all(uint32_t value) override;
+  void wait_member(int member, uint32_t value) override;
+  int next_buffer() override { return next_buffer_ ^= 1; }
+  void acquire_slot(int buffer) override;
+  void retire_slot(int buffer) override { slot_retired_at_[buffer] = seq_ + 1; }
 
-  // Direct reads of peers' memory (see ShmOptions::single_copy): a member
-  // publishes the address of a buffer, advances, and keeps the buffer
-  // unchanged until every reader has advanced again; the others read it
-  // with read_member(m, offset, ...) (bytes from the published address +
-  // offset) in between. single_copy(): allgather and broadcast read
-  // directly; direct_reads(): alltoall does (ShmOptions::direct_reads_work).
-  bool single_copy() const { return options_.single_copy == SingleCopy::kOn; }
-  bool direct_reads() const { return single_copy() || options_.direct_reads_work; }
-  size_t single_copy_bytes() const { return options_.single_copy_bytes; }
-  void publish_address(uintptr_t address);
-  void read_member(int member, size_t offset, void* local, size_t bytes) const;
+  // From ShmOptions::single_copy and direct_reads_work, as set-up left them.
+  bool single_copy() const override { return options_.single_copy == SingleCopy::kOn; }
+  bool direct_reads() const override { return single_copy() || options_.direct_reads_work; }
+  size_t single_copy_bytes() const override { return options_.single_copy_bytes; }
+  void publish_address(uintptr_t address) override;
+  void read_member(int member, size_t offset, void* local, size_t bytes) const override;
 
-  // Throws the group's error if it is poisoned. Collectives call it first.
-  void check_usable() const;
+  void check_usable() const override;
   // Poisons the group with `reason` and tells every member.
   void abort(const std::string& reason);
-  // Marks the group unusable after an exception escaped a collective
-  // (phases are out of step), telling the other members why.
-  void poison(std::exception_ptr error);
+  void poison(std::exception_ptr error) override;
 
  private:
   struct Header;
