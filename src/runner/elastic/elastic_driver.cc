@@ -107,6 +107,9 @@ class ElasticDriver : public JobController {
   std::optional<Clock::time_point> forming_since_;
   std::optional<Clock::time_point> below_min_since_;
   std::string forming_reason_;
+  // The round forms because a member asked to join again; a failure seen
+  // before it forms is the likelier cause and replaces the reason.
+  bool reason_is_a_rejoin_ = false;
   bool finishing_ = false;  // a worker succeeded: no more rounds
   std::string first_failure_after_success_;
 };
@@ -166,10 +169,14 @@ void ElasticDriver::on_exit(Job& job, size_t index) {
     fail(job, fmt::format("every worker has failed; the last: {}", how));
     return;
   }
-  if (!forming_) {
+  // Survivors notice a dead peer at once and ask to join again; the driver
+  // may see that before the death itself, and the death is what the user
+  // wants to read as the reason.
+  if (!forming_ || reason_is_a_rejoin_) {
+    if (!forming_) forming_since_.reset();
     forming_ = true;
-    forming_since_.reset();
     forming_reason_ = fmt::format("{} failed", describe(*w));
+    reason_is_a_rejoin_ = false;
   }
 }
 
@@ -264,6 +271,7 @@ void ElasticDriver::poll_arrivals(Job& job) {
       forming_ = true;
       forming_since_.reset();
       forming_reason_ = fmt::format("{} left its round", describe(w));
+      reason_is_a_rejoin_ = true;
     }
   }
 }
@@ -388,6 +396,7 @@ void ElasticDriver::publish_round(Job& job, const RoundPlan& plan) {
   forming_ = false;
   forming_since_.reset();
   forming_reason_.clear();
+  reason_is_a_rejoin_ = false;
   // Workers left out that have not asked to join yet get a moment to do so
   // (and exit by themselves); then they are stopped.
   for (auto& w : workers_)

@@ -36,6 +36,18 @@ const std::vector<IncludeRule> kRules = {
     {"CollectivesUseTransportInterfaces", {"collectives"}, "transport/", kTransportInterfaces},
     {"TransportInterfacesUseNoTransport", kTransportInterfaces, "transport/", {}},
     {"BackendInterfaceUsesNoTransport", {"backends/backend.h"}, "transport/", {}},
+    {"BackendRegistryUsesNoTransport", {"backends/registry.h"}, "transport/", {}},
+    // The engine sees communication only through the backend interface and
+    // its registry, which takes the settings and hands each layer its own.
+    {"CoreSeesNoTransport", {"core"}, "transport/", {}},
+    {"CoreSeesNoCollectives", {"core"}, "collectives/", {}},
+    {"CoreSeesOnlyTheBackendInterface", {"core"}, "backends/",
+     {"backends/backend.h", "backends/registry.h"}},
+    // kolorun shares only rendezvous/ and common/ with the library.
+    {"RunnerSeesNoCore", {"runner"}, "core/", {}},
+    {"RunnerSeesNoBackends", {"runner"}, "backends/", {}},
+    {"RunnerSeesNoTransport", {"runner"}, "transport/", {}},
+    {"RunnerSeesNoCollectives", {"runner"}, "collectives/", {}},
 };
 
 bool breaks(const IncludeRule& rule, std::string_view include) {
