@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/operation_table.h"
+
 namespace kolo::core {
 namespace {
 
@@ -40,8 +42,6 @@ std::string group_by_value(const std::vector<std::optional<Request>>& by_rank, D
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
-
-bool uses_reduction(OpType op) { return op == OpType::kAllreduce || op == OpType::kReducescatter; }
 
 }  // namespace
 
@@ -101,6 +101,7 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
   Response response;
   response.op = first->op;
   response.names = {name};
+  const OperationInfo& operation = operation_info(first->op);
   auto fail = [&](std::string_view what, auto describe) {
     response.kind = Response::Kind::kError;
     response.error = fmt::format("Mismatched {} for {} of tensor '{}': {}", what,
@@ -126,17 +127,16 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
       return r.device == kCpuDevice ? std::string("cpu") : fmt::format("cuda:{}", r.device);
     });
   }
-  bool varying_first_dim = first->op == OpType::kAllgather || first->op == OpType::kAlltoall;
-  if (varying_first_dim) {
+  if (operation.first_dimension == FirstDimension::kVariesPerRank) {
     if (differs([](const Request& r) { return trailing_dims(r.shape); }) ||
         differs([](const Request& r) { return r.shape.size(); })) {
       return fail("shapes (all dimensions but the first must match)",
                   [](const Request& r) { return shape_text(r.shape); });
     }
-  } else if (first->op != OpType::kBarrier && differs([](const Request& r) { return r.shape; })) {
+  } else if (operation.moves_data && differs([](const Request& r) { return r.shape; })) {
     return fail("shapes", [](const Request& r) { return shape_text(r.shape); });
   }
-  if (uses_reduction(first->op)) {
+  if (operation.reduces) {
     if (differs([](const Request& r) { return r.reduce_op; })) {
       return fail("reduce ops", [](const Request& r) { return std::string(reduce_op_name(r.reduce_op)); });
     }
@@ -147,14 +147,13 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
       return fail("postscale factors", [](const Request& r) { return scale_text(r.postscale); });
     }
   }
-  if (first->op == OpType::kBroadcast && differs([](const Request& r) { return r.root; })) {
+  if (operation.has_root && differs([](const Request& r) { return r.root; })) {
     return fail("root ranks", [](const Request& r) { return std::to_string(r.root); });
   }
-  if ((first->op == OpType::kAddProcessSet || first->op == OpType::kRemoveProcessSet) &&
-      differs([](const Request& r) { return r.values; })) {
+  if (operation.changes_process_sets && differs([](const Request& r) { return r.values; })) {
     return fail("process sets", [](const Request& r) { return shape_text(r.values); });
   }
-  if (!joined_.empty() && first->op != OpType::kAllreduce) {
+  if (!joined_.empty() && !operation.runs_on_joined_rank) {
     response.kind = Response::Kind::kError;
     response.error = fmt::format(
         "{} of tensor '{}' cannot run while {} {} {} joined: only allreduce runs with joined ranks",
@@ -174,7 +173,7 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
     for (const auto& request : entry.by_rank) {
       response.values.push_back(request && !request->shape.empty() ? request->shape[0] : 0);
     }
-  } else if (first->op == OpType::kAddProcessSet || first->op == OpType::kRemoveProcessSet) {
+  } else if (operation.changes_process_sets) {
     response.values = first->values;
   }
   return response;

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/logging.h"
 #include "core/executor.h"
+#include "core/operation_table.h"
 #include "core/tensor_validation.h"
 #include "core/world.h"
 #include "rendezvous/prefix_store.h"
@@ -20,12 +21,6 @@ using Clock = std::chrono::steady_clock;
 // How long a burst of enqueues must have been quiet before a cycle starts
 // early (see Engine::wait_for_cycle).
 std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) { return cycle_time / 10; }
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
 
 Request reduce_request(const ReduceArgs& reduce) {
   Request base;
@@ -415,7 +410,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   std::vector<TensorEntry> entries = set.queue.pop_all();
   if (timeline_.active()) {
     for (const auto& entry : entries) {
-      timeline_.negotiate_start(entry.request.name, upper(op_type_name(entry.request.op)));
+      timeline_.negotiate_start(entry.request.name, operation_info(entry.request.op).activity);
     }
   }
   CycleOutcome outcome;
@@ -446,7 +441,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
     for (const auto& response : responses) {
       for (const auto& name : response.names) {
         timeline_.negotiate_end(name);
-        timeline_.op_start(name, upper(op_type_name(response.op)));
+        timeline_.op_start(name, operation_info(response.op).activity);
         timeline_.activity_start(name, "QUEUE");
       }
     }
@@ -477,18 +472,15 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     finish(Status(StatusCode::kInvalidArgument, response.error));
     return;
   }
-  switch (response.op) {
-    case OpType::kJoin:
-      if (entries[0]) entries[0]->handle->result().value = response.values.at(0);
-      finish(Status::Ok());
-      return;
-    case OpType::kAddProcessSet:
-    case OpType::kRemoveProcessSet:
-      run_set_change(response, entries[0] ? &*entries[0] : nullptr);
-      finish(Status::Ok());
-      return;
-    default:
-      break;
+  if (response.op == OpType::kJoin) {
+    if (entries[0]) entries[0]->handle->result().value = response.values.at(0);
+    finish(Status::Ok());
+    return;
+  }
+  if (operation_info(response.op).changes_process_sets) {
+    run_set_change(response, entries[0] ? &*entries[0] : nullptr);
+    finish(Status::Ok());
+    return;
   }
   try {
     Executor(fusion_buffers_, &timeline_).run(*set.backend, response, entries);

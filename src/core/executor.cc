@@ -5,7 +5,9 @@
 
 #include <cstring>
 
+#include "common/check.h"
 #include "common/error.h"
+#include "core/operation_table.h"
 #include "core/timeline.h"
 
 namespace kolo::core {
@@ -25,21 +27,25 @@ std::vector<int64_t> with_first_dim(std::vector<int64_t> shape, int64_t rows) {
   return shape;
 }
 
-std::string_view collective_activity(OpType op) {
-  switch (op) {
-    case OpType::kAllgather: return "ALLGATHER";
-    case OpType::kBroadcast: return "BROADCAST";
-    case OpType::kAlltoall: return "ALLTOALL";
-    case OpType::kReducescatter: return "REDUCESCATTER";
-    default: return "COLLECTIVE";
-  }
-}
-
 std::string describe(const Response& response) {
   std::vector<std::string> quoted;
   for (size_t i = 0; i < response.names.size() && i < 4; ++i) quoted.push_back("'" + response.names[i] + "'");
   std::string more = response.names.size() > 4 ? fmt::format(" and {} more", response.names.size() - 4) : "";
   return fmt::format("{} of {}{}", op_type_name(response.op), fmt::join(quoted, ", "), more);
+}
+
+constexpr std::string_view kAllreduceActivity = operation_info(OpType::kAllreduce).activity;
+
+// An operation that neither fuses nor runs on a joined rank (see the
+// operation table) has exactly its one tensor on every rank.
+TensorEntry& only_entry(const Response& response,
+                        std::vector<std::optional<TensorEntry>>& entries) {
+  const OperationInfo& operation = operation_info(response.op);
+  KOLO_CHECK(!operation.fusable && !operation.runs_on_joined_rank);
+  if (entries.size() != 1 || !entries[0]) {
+    throw InternalError(fmt::format("{} reached a rank without its tensor", describe(response)));
+  }
+  return *entries[0];
 }
 
 }  // namespace
@@ -70,32 +76,37 @@ class Executor::Activity {
 void Executor::run(backends::Backend& backend, const Response& response,
                    std::vector<std::optional<TensorEntry>>& entries) {
   try {
+    // Allreduce marks its own activities (fusion copies, then ALLREDUCE).
+    // No default: a new OpType without its case here does not compile.
+    std::optional<Activity> activity;
+    if (response.op != OpType::kAllreduce) {
+      activity.emplace(timeline_, response, operation_info(response.op).activity);
+    }
     switch (response.op) {
       case OpType::kAllreduce:
         allreduce(backend, response, entries);
         return;
-      case OpType::kBarrier: {
-        Activity activity(timeline_, response, "BARRIER");
+      case OpType::kBarrier:
         backend.barrier();
         return;
-      }
-      default:
-        break;
+      case OpType::kAllgather:
+        allgather(backend, response, only_entry(response, entries));
+        return;
+      case OpType::kBroadcast:
+        broadcast(backend, response, only_entry(response, entries));
+        return;
+      case OpType::kAlltoall:
+        alltoall(backend, response, only_entry(response, entries));
+        return;
+      case OpType::kReducescatter:
+        reducescatter(backend, response, only_entry(response, entries));
+        return;
+      case OpType::kJoin:
+      case OpType::kAddProcessSet:
+      case OpType::kRemoveProcessSet:
+        break;  // the engine runs these itself
     }
-    // The other operations never fuse and never run on a joined rank.
-    if (entries.size() != 1 || !entries[0]) {
-      throw InternalError(fmt::format("{} reached a rank without its tensor", describe(response)));
-    }
-    TensorEntry& entry = *entries[0];
-    Activity activity(timeline_, response, collective_activity(response.op));
-    switch (response.op) {
-      case OpType::kAllgather: allgather(backend, response, entry); break;
-      case OpType::kBroadcast: broadcast(backend, response, entry); break;
-      case OpType::kAlltoall: alltoall(backend, response, entry); break;
-      case OpType::kReducescatter: reducescatter(backend, response, entry); break;
-      default:
-        throw InternalError(fmt::format("executor cannot run {}", describe(response)));
-    }
+    throw InternalError(fmt::format("executor cannot run {}", describe(response)));
   } catch (const Error& e) {
     // The root cause (which peer, what happened) stays first; the tensor
     // it happened during comes after.
@@ -116,13 +127,13 @@ void Executor::allreduce(backends::Backend& backend, const Response& response,
       const auto count = static_cast<size_t>(num_elements(response.shapes[i]));
       parts.push_back({entries[i] ? entries[i]->input : nullptr, entries[i] ? entries[i]->output : nullptr, count});
     }
-    Activity activity(timeline_, response, "ALLREDUCE");
+    Activity activity(timeline_, response, kAllreduceActivity);
     backend.allreduce_parts(parts, response.dtype, reduction_of(response));
     return;
   }
   if (entries.size() == 1 && entries[0]) {
     TensorEntry& entry = *entries[0];
-    Activity activity(timeline_, response, "ALLREDUCE");
+    Activity activity(timeline_, response, kAllreduceActivity);
     backend.allreduce(entry.input, entry.output, static_cast<size_t>(num_elements(response.shapes[0])),
                       response.dtype, reduction_of(response));
     return;
@@ -142,7 +153,7 @@ void Executor::allreduce(backends::Backend& backend, const Response& response,
   }
   copy_in.reset();
   {
-    Activity activity(timeline_, response, "ALLREDUCE");
+    Activity activity(timeline_, response, kAllreduceActivity);
     backend.allreduce(fused, fused, total / element, response.dtype, reduction_of(response));
   }
   Activity copy_out(timeline_, response, "MEMCPY_OUT_FUSION_BUFFER");

@@ -1,11 +1,14 @@
 #include "core/fusion.h"
 
+#include "core/operation_table.h"
 #include "core/tensor_entry.h"
 
 namespace kolo::core {
 namespace {
 
-bool fusable(const Response& r) { return r.kind == Response::Kind::kRun && r.op == OpType::kAllreduce; }
+bool fusable(const Response& r) {
+  return r.kind == Response::Kind::kRun && operation_info(r.op).fusable;
+}
 
 bool compatible(const Response& a, const Response& b) {
   return a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.prescale == b.prescale &&

@@ -2,6 +2,7 @@
 
 #include "common/byte_codec.h"
 #include "common/error.h"
+#include "core/operation_table.h"
 
 namespace kolo::core {
 namespace {
@@ -128,18 +129,8 @@ void check_version(Reader& in, uint8_t expected, const char* what) {
 }  // namespace
 
 std::string_view op_type_name(OpType op) {
-  switch (op) {
-    case OpType::kAllreduce: return "allreduce";
-    case OpType::kAllgather: return "allgather";
-    case OpType::kBroadcast: return "broadcast";
-    case OpType::kAlltoall: return "alltoall";
-    case OpType::kReducescatter: return "reducescatter";
-    case OpType::kBarrier: return "barrier";
-    case OpType::kJoin: return "join";
-    case OpType::kAddProcessSet: return "add_process_set";
-    case OpType::kRemoveProcessSet: return "remove_process_set";
-  }
-  return "unknown";
+  if (static_cast<size_t>(op) >= kOperations.size()) return "unknown";
+  return operation_info(op).name;
 }
 
 std::string encode_requests(const std::vector<Request>& requests) {

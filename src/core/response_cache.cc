@@ -1,6 +1,7 @@
 #include "core/response_cache.h"
 
 #include "common/check.h"
+#include "core/operation_table.h"
 
 namespace kolo::core {
 namespace {
@@ -19,18 +20,9 @@ bool same_parameters(const Request& a, const Request& b) {
 ResponseCache::ResponseCache(size_t capacity) : slots_(capacity) {}
 
 bool ResponseCache::cacheable(const Request& request) {
-  switch (request.op) {
-    case OpType::kAllreduce:
-    case OpType::kAllgather:
-    case OpType::kBroadcast:
-    case OpType::kAlltoall:
-    case OpType::kReducescatter:
-      // Unnamed operations get a fresh name each call: caching them would
-      // only evict useful entries.
-      return request.name.find(".noname.") == std::string::npos;
-    default:
-      return false;
-  }
+  // Unnamed operations get a fresh name each call: caching them would only
+  // evict useful entries.
+  return operation_info(request.op).cacheable && request.name.find(".noname.") == std::string::npos;
 }
 
 ResponseCache::Lookup ResponseCache::peek(const Request& request) const {

@@ -6,36 +6,18 @@
 #include <numeric>
 
 #include "common/error.h"
+#include "core/operation_table.h"
 #include "core/tensor_entry.h"
 
 namespace kolo::core {
-namespace {
-
-bool needs_data(OpType op) {
-  switch (op) {
-    case OpType::kAllreduce:
-    case OpType::kAllgather:
-    case OpType::kBroadcast:
-    case OpType::kAlltoall:
-    case OpType::kReducescatter:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool engine_allocates_output(OpType op) {
-  return op == OpType::kAllgather || op == OpType::kAlltoall || op == OpType::kReducescatter;
-}
-
-}  // namespace
 
 void validate_request(Request& request, const void* input, const void* output, int set_size) {
   const std::string& name = request.name;
   auto fail = [&](const std::string& why) {
     throw InvalidArgument(fmt::format("{} of tensor '{}': {}", op_type_name(request.op), name, why));
   };
-  if (!needs_data(request.op)) return;
+  const OperationInfo& operation = operation_info(request.op);
+  if (!operation.moves_data) return;
   if (request.device != kCpuDevice) {
     fail(fmt::format("the tensor is on cuda:{}, but this Kolo was built without GPU support",
                      request.device));
@@ -43,21 +25,21 @@ void validate_request(Request& request, const void* input, const void* output, i
   for (int64_t dim : request.shape) {
     if (dim < 0) fail(fmt::format("shape [{}] has a negative dimension", fmt::join(request.shape, ", ")));
   }
-  bool has_rows = request.op == OpType::kAllgather || request.op == OpType::kAlltoall ||
-                  request.op == OpType::kReducescatter;
-  if (has_rows && request.shape.empty()) fail("a scalar has no first dimension to split or gather along");
+  if (operation.first_dimension != FirstDimension::kAny && request.shape.empty()) {
+    fail("a scalar has no first dimension to split or gather along");
+  }
   int64_t elements = num_elements(request.shape);
   if (elements > 0 && input == nullptr) fail("the input pointer is null");
-  if (elements > 0 && !engine_allocates_output(request.op) && output == nullptr) {
+  if (elements > 0 && operation.output != OutputBuffer::kEngine && output == nullptr) {
     fail("the output pointer is null");
   }
-  if (request.op == OpType::kAllreduce || request.op == OpType::kReducescatter) {
+  if (operation.reduces) {
     if (!reduce_op_supported(request.reduce_op, request.dtype)) {
       fail(fmt::format("reduce op {} is not defined for {}", reduce_op_name(request.reduce_op),
                        dtype_name(request.dtype)));
     }
   }
-  if (request.op == OpType::kBroadcast && (request.root < 0 || request.root >= set_size)) {
+  if (operation.has_root && (request.root < 0 || request.root >= set_size)) {
     fail(fmt::format("root rank {} is outside the process set of {} ranks", request.root, set_size));
   }
   if (request.op == OpType::kAlltoall) {
