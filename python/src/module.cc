@@ -12,6 +12,7 @@
 
 #include "dlpack_view.h"
 #include "kolo/engine.h"
+#include "operations_binding.h"
 #include "settings_binding.h"
 #include "status_to_python.h"
 
@@ -292,4 +293,5 @@ PYBIND11_MODULE(_core, m) {
   kolo::python::bind_engine(m);
   kolo::python::bind_handle(m);
   kolo::python::bind_settings(m);
+  kolo::python::bind_operations(m);
 }

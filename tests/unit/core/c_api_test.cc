@@ -11,12 +11,16 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <future>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "core/operation_table.h"
 #include "core/public_engine_internal.h"
 #include "rendezvous/tcp_store_server.h"
 #include "support/tcp_mesh.h"
@@ -353,6 +357,42 @@ TEST_F(CApi, LastErrorIsPerThread) {
   std::string other;
   std::thread([&] { other = kolo_last_error(); }).join();
   EXPECT_EQ(other, "");
+}
+
+// The C API's entry point for every operation of the engine's table (one
+// call on a size-1 job). The map is keyed by the table's names, so an
+// operation added to the table without its C function fails here.
+TEST_F(CApi, EveryOperationOfTheTableHasItsEntryPoint) {
+  ASSERT_EQ(kolo_init(), KOLO_OK) << kolo_last_error();
+  std::vector<float> data{1, 2}, out(2);
+  std::vector<int64_t> shape{2};
+  kolo_tensor t = tensor(nullptr, data.data(), out.data(), KOLO_FLOAT32, shape);
+  int64_t added_set = -1;
+  int self[1] = {0};
+  const std::map<std::string_view, std::function<kolo_handle()>> entry_points = {
+      {"allreduce", [&] { return kolo_allreduce(&t, KOLO_SUM, 1, 1, 0); }},
+      {"allgather", [&] { return kolo_allgather(&t, 0); }},
+      {"broadcast", [&] { return kolo_broadcast(&t, 0, 0); }},
+      {"alltoall", [&] { return kolo_alltoall(&t, nullptr, 0, 0); }},
+      {"reducescatter", [&] { return kolo_reducescatter(&t, KOLO_SUM, 1, 1, 0); }},
+      {"barrier", [&] { return kolo_barrier(0); }},
+      {"join", [&] { return kolo_join(0); }},
+      {"add_process_set", [&] { return kolo_add_process_set(self, 1); }},
+      {"remove_process_set", [&] { return kolo_remove_process_set(static_cast<int>(added_set)); }},
+  };
+  EXPECT_EQ(entry_points.size(), core::kOperations.size());
+  // In table order: add_process_set comes before remove_process_set.
+  for (const auto& operation : core::kOperations) {
+    SCOPED_TRACE(std::string(operation.name));
+    auto entry_point = entry_points.find(operation.name);
+    ASSERT_NE(entry_point, entry_points.end()) << "no C API call for " << operation.name;
+    kolo_handle h = entry_point->second();
+    ASSERT_GT(h, 0) << kolo_last_error();
+    ASSERT_EQ(kolo_wait(h, 30), KOLO_OK) << kolo_handle_error(h);
+    if (operation.changes_process_sets && added_set < 0) added_set = kolo_handle_value(h);
+    EXPECT_EQ(kolo_release(h), KOLO_OK);
+  }
+  EXPECT_GT(added_set, 0);
 }
 
 TEST_F(CApi, HeaderCompilesAsC99AndRunsFromC) {
