@@ -128,7 +128,7 @@ int64_t CollectiveCase::count_wrong(const Shape& s) const {
 }
 
 void CollectiveCase::execute(const Shape& s) {
-  const backends::Reduction reduce{args_.op, 1.0, 1.0};
+  const Reduction reduce{args_.op, 1.0, 1.0};
   const std::vector<size_t> counts(static_cast<size_t>(backend_.size()), s.count);
   switch (args_.collective) {
     case Collective::kAllreduce:

@@ -76,6 +76,11 @@ struct ReduceOptions {  // allreduce, reducescatter
   double postscale = 1.0;  // applied to the result (after average's 1/n)
   std::string name{};
   int32_t process_set = 0;
+
+  // The fields above as the Reduction (kolo/types.h) every layer below
+  // takes; the one conversion. They stay separate fields so that
+  // ReduceOptions{.op = ..., .name = ...} keeps compiling.
+  Reduction reduction() const { return {op, prescale, postscale}; }
 };
 
 struct AllgatherOptions {

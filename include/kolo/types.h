@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kolo {
@@ -46,5 +47,22 @@ std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 // Bitwise ops are defined for integer and bool types only; average for
 // everything but bool.
 bool reduce_op_supported(ReduceOp op, DataType type);
+
+// How allreduce and reducescatter combine the ranks' inputs: each input
+// times `prescale`, then `op`, then the result times `postscale` (kAverage
+// also divides by the number of ranks). The one description of a reduction
+// from the public API down to the kernels: checked once, where a caller
+// hands it to the engine (reduction_problem), and assumed valid below.
+struct Reduction {
+  ReduceOp op = ReduceOp::kSum;
+  double prescale = 1.0;
+  double postscale = 1.0;
+
+  bool operator==(const Reduction&) const = default;
+};
+
+// Why `reduction` cannot combine tensors of `type` (an op undefined for it,
+// a scale that is not finite), or "" when it can.
+std::string reduction_problem(const Reduction& reduction, DataType type);
 
 }  // namespace kolo

@@ -1,5 +1,6 @@
 #include "operations_binding.h"
 
+#include <array>
 #include <string>
 
 #include "core/operation_table.h"
@@ -7,29 +8,9 @@
 namespace kolo::python {
 namespace {
 
-std::string output_name(core::OutputBuffer output) {
-  switch (output) {
-    case core::OutputBuffer::kNone:
-      return "none";
-    case core::OutputBuffer::kCaller:
-      return "caller";
-    case core::OutputBuffer::kEngine:
-      return "engine";
-  }
-  return "unknown";
-}
-
-std::string first_dimension_name(core::FirstDimension first_dimension) {
-  switch (first_dimension) {
-    case core::FirstDimension::kAny:
-      return "any";
-    case core::FirstDimension::kRequired:
-      return "required";
-    case core::FirstDimension::kVariesPerRank:
-      return "varies_per_rank";
-  }
-  return "unknown";
-}
+// In the order of the enums' values.
+constexpr std::array<const char*, 3> kOutputNames = {"none", "caller", "engine"};
+constexpr std::array<const char*, 3> kFirstDimensionNames = {"any", "required", "varies_per_rank"};
 
 }  // namespace
 
@@ -43,8 +24,9 @@ void bind_operations(pybind11::module_& m) {
           entry["name"] = std::string(operation.name);
           entry["moves_data"] = operation.moves_data;
           entry["reduces"] = operation.reduces;
-          entry["output"] = output_name(operation.output);
-          entry["first_dimension"] = first_dimension_name(operation.first_dimension);
+          entry["output"] = kOutputNames.at(static_cast<size_t>(operation.output));
+          entry["first_dimension"] =
+              kFirstDimensionNames.at(static_cast<size_t>(operation.first_dimension));
           entry["fusable"] = operation.fusable;
           entry["cacheable"] = operation.cacheable;
           entry["runs_on_joined_rank"] = operation.runs_on_joined_rank;

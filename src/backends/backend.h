@@ -26,14 +26,6 @@
 
 namespace kolo::backends {
 
-// How inputs are combined: op, then (for every op) input * prescale before
-// and result * postscale after. kAverage divides by the group size.
-struct Reduction {
-  ReduceOp op = ReduceOp::kSum;
-  double prescale = 1.0;
-  double postscale = 1.0;
-};
-
 // One tensor of a fused allreduce (defined with the collectives, whose
 // shared-memory rounds read and write the parts in place).
 using collectives::FusedPart;
@@ -48,7 +40,9 @@ class Backend {
   // "rank 3 (host b)", with the job-wide rank, for error messages.
   virtual std::string peer_name(int rank) const = 0;
 
-  // Data plane (counts in elements; send may equal recv).
+  // Data plane (counts in elements; send may equal recv). A Reduction is
+  // valid for the dtype (reduction_problem): the engine checks it where it
+  // takes it, so an invalid one here is a bug.
   virtual void allreduce(const void* send, void* recv, size_t count, DataType dtype,
                          const Reduction& reduction) = 0;
   // Rank r contributes counts[r] elements; recv holds them all in rank order.

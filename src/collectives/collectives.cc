@@ -10,6 +10,7 @@
 #include "collectives/algorithm_util.h"
 #include "collectives/algorithms.h"
 #include "collectives/reduce/reduce.h"
+#include "common/check.h"
 #include "common/error.h"
 
 namespace kolo::collectives {
@@ -17,20 +18,15 @@ namespace {
 
 using detail::ByteRange;
 
-void check_reduce_op(ReduceOp op, DataType dtype) {
-  if (!reduce_op_supported(op, dtype))
-    throw InvalidArgument(fmt::format("reduce op {} is not defined for {}", reduce_op_name(op),
-                                      dtype_name(dtype)));
+// The engine refuses invalid reductions where it takes them; here one is a
+// bug, caught before any message so the peers are not left waiting.
+void check_reduction(const Reduction& reduce, DataType dtype) {
+  KOLO_CHECK_MSG(reduce_op_supported(reduce.op, dtype), "{}", reduction_problem(reduce, dtype));
 }
 
 void check_counts(const std::vector<size_t>& counts, int size, const char* what) {
   if (counts.size() != static_cast<size_t>(size))
     throw InvalidArgument(fmt::format("{} has {} entries for {} ranks", what, counts.size(), size));
-}
-
-// The factor applied to the reduced result: kAverage is a sum scaled by 1/n.
-double result_scale(const ReduceSpec& reduce, int size) {
-  return reduce.op == ReduceOp::kAverage ? reduce.postscale / size : reduce.postscale;
 }
 
 void copy_if_distinct(void* dst, const void* src, size_t bytes) {
@@ -66,6 +62,10 @@ BroadcastAlgorithm pick_broadcast(const CollectiveOptions& options, size_t bytes
 
 }  // namespace
 
+double result_scale(const Reduction& reduce, int size) {
+  return reduce.op == ReduceOp::kAverage ? reduce.postscale / size : reduce.postscale;
+}
+
 size_t reduce_scatter_count(size_t count, int size, int rank) {
   const auto n = static_cast<size_t>(size);
   const auto r = static_cast<size_t>(rank);
@@ -79,8 +79,8 @@ size_t reduce_scatter_offset(size_t count, int size, int rank) {
 }
 
 void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,
-               const ReduceSpec& reduce, const CollectiveOptions& options) {
-  check_reduce_op(reduce.op, dtype);
+               const Reduction& reduce, const CollectiveOptions& options) {
+  check_reduction(reduce, dtype);
   if (count == 0) return;
   const int size = ctx.size();
   const size_t bytes = count * dtype_size(dtype);
@@ -109,8 +109,8 @@ void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count
 }
 
 void reduce_scatter(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
-                    DataType dtype, const ReduceSpec& reduce, const CollectiveOptions& options) {
-  check_reduce_op(reduce.op, dtype);
+                    DataType dtype, const Reduction& reduce, const CollectiveOptions& options) {
+  check_reduction(reduce, dtype);
   if (count == 0) return;
   const int size = ctx.size();
   const int rank = ctx.rank();

@@ -9,8 +9,10 @@
 // - Every rank must call with the same count/dtype/op/root; the engine's
 //   negotiation guarantees it, callers of this layer must.
 // - Errors come as the exceptions of common/error.h, from the transport;
-//   an op undefined for the dtype (reduce_op_supported) or a counts vector
-//   whose length is not the size throws InvalidArgument before any message.
+//   a counts vector whose length is not the size throws InvalidArgument
+//   before any message. A Reduction must be valid for the dtype
+//   (reduction_problem, checked where the engine takes it): an invalid one
+//   is a bug and throws InternalError before any message.
 // - Results are identical bit for bit on every rank.
 // - Algorithms are chosen in collectives.cc; collectives/algorithms.h exposes
 //   each one (tests force them from there).
@@ -30,16 +32,11 @@ namespace kolo::collectives {
 using transport::Context;
 using transport::Tag;
 
-struct ReduceSpec {
-  ReduceOp op = ReduceOp::kSum;
-  // Each rank's input is multiplied by `prescale` before the reduction, the
-  // result by `postscale` after it (kAverage additionally divides by size).
-  double prescale = 1.0;
-  double postscale = 1.0;
-};
+// The factor applied to a reduced result: kAverage is a sum scaled by 1/n.
+double result_scale(const Reduction& reduce, int size);
 
 void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,
-               const ReduceSpec& reduce, const CollectiveOptions& options);
+               const Reduction& reduce, const CollectiveOptions& options);
 
 // Every rank contributes `count` elements; recv holds size*count elements
 // ordered by rank. In place: send may point at this rank's block of recv, or
@@ -86,7 +83,7 @@ AlltoallBlocks alltoallv_blocks(int size, int rank, const std::vector<size_t>& s
 // count elements on entry (they are overwritten) and the shard is left at
 // its start.
 void reduce_scatter(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
-                    DataType dtype, const ReduceSpec& reduce, const CollectiveOptions& options);
+                    DataType dtype, const Reduction& reduce, const CollectiveOptions& options);
 size_t reduce_scatter_count(size_t count, int size, int rank);
 size_t reduce_scatter_offset(size_t count, int size, int rank);
 

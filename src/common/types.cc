@@ -1,6 +1,9 @@
-#include <array>
-
 #include "kolo/types.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
 
 namespace kolo {
 namespace {
@@ -67,6 +70,20 @@ bool reduce_op_supported(ReduceOp op, DataType type) {
     default:
       return true;
   }
+}
+
+std::string reduction_problem(const Reduction& reduction, DataType type) {
+  if (!reduce_op_supported(reduction.op, type)) {
+    return fmt::format("reduce op {} is not defined for {}", reduce_op_name(reduction.op),
+                       dtype_name(type));
+  }
+  if (!std::isfinite(reduction.prescale)) {
+    return fmt::format("prescale factor {} is not finite", reduction.prescale);
+  }
+  if (!std::isfinite(reduction.postscale)) {
+    return fmt::format("postscale factor {} is not finite", reduction.postscale);
+  }
+  return "";
 }
 
 }  // namespace kolo

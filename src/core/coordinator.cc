@@ -137,14 +137,17 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
     return fail("shapes", [](const Request& r) { return shape_text(r.shape); });
   }
   if (operation.reduces) {
-    if (differs([](const Request& r) { return r.reduce_op; })) {
-      return fail("reduce ops", [](const Request& r) { return std::string(reduce_op_name(r.reduce_op)); });
+    if (differs([](const Request& r) { return r.reduction.op; })) {
+      return fail("reduce ops",
+                  [](const Request& r) { return std::string(reduce_op_name(r.reduction.op)); });
     }
-    if (differs([](const Request& r) { return r.prescale; })) {
-      return fail("prescale factors", [](const Request& r) { return scale_text(r.prescale); });
+    if (differs([](const Request& r) { return r.reduction.prescale; })) {
+      return fail("prescale factors",
+                  [](const Request& r) { return scale_text(r.reduction.prescale); });
     }
-    if (differs([](const Request& r) { return r.postscale; })) {
-      return fail("postscale factors", [](const Request& r) { return scale_text(r.postscale); });
+    if (differs([](const Request& r) { return r.reduction.postscale; })) {
+      return fail("postscale factors",
+                  [](const Request& r) { return scale_text(r.reduction.postscale); });
     }
   }
   if (operation.has_root && differs([](const Request& r) { return r.root; })) {
@@ -163,9 +166,7 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
   }
 
   response.dtype = first->dtype;
-  response.reduce_op = first->reduce_op;
-  response.prescale = first->prescale;
-  response.postscale = first->postscale;
+  response.reduction = first->reduction;
   response.root = first->root;
   response.device = first->device;
   response.shapes = {first->shape};

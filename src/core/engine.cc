@@ -22,11 +22,9 @@ using Clock = std::chrono::steady_clock;
 // early (see Engine::wait_for_cycle).
 std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) { return cycle_time / 10; }
 
-Request reduce_request(const ReduceArgs& reduce) {
+Request reduce_request(const Reduction& reduce) {
   Request base;
-  base.reduce_op = reduce.op;
-  base.prescale = reduce.prescale;
-  base.postscale = reduce.postscale;
+  base.reduction = reduce;
   return base;
 }
 
@@ -191,11 +189,11 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
   return handles;
 }
 
-Handle Engine::allreduce(TensorArgs tensor, ReduceArgs reduce, int32_t process_set) {
+Handle Engine::allreduce(TensorArgs tensor, Reduction reduce, int32_t process_set) {
   return grouped_allreduce({std::move(tensor)}, reduce, process_set)[0];
 }
 
-std::vector<Handle> Engine::grouped_allreduce(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+std::vector<Handle> Engine::grouped_allreduce(std::vector<TensorArgs> tensors, Reduction reduce,
                                               int32_t process_set) {
   return enqueue(OpType::kAllreduce, std::move(tensors), reduce_request(reduce), process_set);
 }
@@ -220,11 +218,11 @@ Handle Engine::alltoall(TensorArgs tensor, std::vector<int64_t> splits, int32_t 
   return enqueue(OpType::kAlltoall, {std::move(tensor)}, base, process_set)[0];
 }
 
-Handle Engine::reducescatter(TensorArgs tensor, ReduceArgs reduce, int32_t process_set) {
+Handle Engine::reducescatter(TensorArgs tensor, Reduction reduce, int32_t process_set) {
   return grouped_reducescatter({std::move(tensor)}, reduce, process_set)[0];
 }
 
-std::vector<Handle> Engine::grouped_reducescatter(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+std::vector<Handle> Engine::grouped_reducescatter(std::vector<TensorArgs> tensors, Reduction reduce,
                                                   int32_t process_set) {
   return enqueue(OpType::kReducescatter, std::move(tensors), reduce_request(reduce), process_set);
 }

@@ -46,12 +46,6 @@ struct TensorArgs {
   int32_t device = kCpuDevice;
 };
 
-struct ReduceArgs {
-  ReduceOp op = ReduceOp::kAverage;
-  double prescale = 1.0;
-  double postscale = 1.0;
-};
-
 struct EngineOptions {
   // Process sets created at init (ids 1, 2, ... in this order); every rank
   // must pass the same list.
@@ -98,16 +92,16 @@ class Engine {
   // shape, unsupported op, unknown set, name already in flight). Once the
   // job has failed or shut down they return a handle already completed with
   // that status.
-  Handle allreduce(TensorArgs tensor, ReduceArgs reduce, int32_t process_set = 0);
-  std::vector<Handle> grouped_allreduce(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+  Handle allreduce(TensorArgs tensor, Reduction reduce, int32_t process_set = 0);
+  std::vector<Handle> grouped_allreduce(std::vector<TensorArgs> tensors, Reduction reduce,
                                         int32_t process_set = 0);
   Handle allgather(TensorArgs tensor, int32_t process_set = 0);
   std::vector<Handle> grouped_allgather(std::vector<TensorArgs> tensors, int32_t process_set = 0);
   Handle broadcast(TensorArgs tensor, int root, int32_t process_set = 0);
   // splits: rows of the first dimension for each rank; empty = equal parts.
   Handle alltoall(TensorArgs tensor, std::vector<int64_t> splits, int32_t process_set = 0);
-  Handle reducescatter(TensorArgs tensor, ReduceArgs reduce, int32_t process_set = 0);
-  std::vector<Handle> grouped_reducescatter(std::vector<TensorArgs> tensors, ReduceArgs reduce,
+  Handle reducescatter(TensorArgs tensor, Reduction reduce, int32_t process_set = 0);
+  std::vector<Handle> grouped_reducescatter(std::vector<TensorArgs> tensors, Reduction reduce,
                                             int32_t process_set = 0);
   Handle barrier(int32_t process_set = 0);
   // Completes when every rank of the set has joined; result().value is the

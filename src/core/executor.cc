@@ -13,10 +13,6 @@
 namespace kolo::core {
 namespace {
 
-backends::Reduction reduction_of(const Response& response) {
-  return {response.reduce_op, response.prescale, response.postscale};
-}
-
 size_t bytes_of(const std::vector<int64_t>& shape, DataType dtype) {
   return static_cast<size_t>(num_elements(shape)) * dtype_size(dtype);
 }
@@ -117,7 +113,7 @@ void Executor::run(backends::Backend& backend, const Response& response,
 void Executor::allreduce(backends::Backend& backend, const Response& response,
                          std::vector<std::optional<TensorEntry>>& entries) {
   size_t element = dtype_size(response.dtype);
-  if (backend.reduces_parts_in_place(response.dtype, reduction_of(response))) {
+  if (backend.reduces_parts_in_place(response.dtype, response.reduction)) {
     // Shared memory reads and writes the tensors where they are: its
     // staging copies replace the fusion buffer's. Checked first, so that a
     // joined rank (no tensor) takes the same path as the others.
@@ -128,14 +124,15 @@ void Executor::allreduce(backends::Backend& backend, const Response& response,
       parts.push_back({entries[i] ? entries[i]->input : nullptr, entries[i] ? entries[i]->output : nullptr, count});
     }
     Activity activity(timeline_, response, kAllreduceActivity);
-    backend.allreduce_parts(parts, response.dtype, reduction_of(response));
+    backend.allreduce_parts(parts, response.dtype, response.reduction);
     return;
   }
   if (entries.size() == 1 && entries[0]) {
     TensorEntry& entry = *entries[0];
     Activity activity(timeline_, response, kAllreduceActivity);
-    backend.allreduce(entry.input, entry.output, static_cast<size_t>(num_elements(response.shapes[0])),
-                      response.dtype, reduction_of(response));
+    backend.allreduce(entry.input, entry.output,
+                      static_cast<size_t>(num_elements(response.shapes[0])), response.dtype,
+                      response.reduction);
     return;
   }
   size_t total = response_bytes(response);
@@ -154,7 +151,7 @@ void Executor::allreduce(backends::Backend& backend, const Response& response,
   copy_in.reset();
   {
     Activity activity(timeline_, response, kAllreduceActivity);
-    backend.allreduce(fused, fused, total / element, response.dtype, reduction_of(response));
+    backend.allreduce(fused, fused, total / element, response.dtype, response.reduction);
   }
   Activity copy_out(timeline_, response, "MEMCPY_OUT_FUSION_BUFFER");
   offset = 0;
@@ -229,7 +226,7 @@ void Executor::reducescatter(backends::Backend& backend, const Response& respons
   result.shape = with_first_dim(shape, my_rows);
   result.data.resize(bytes_of(result.shape, response.dtype));
   backend.reduce_scatterv(entry.input, result.data.data(), counts, response.dtype,
-                          reduction_of(response));
+                          response.reduction);
 }
 
 }  // namespace kolo::core

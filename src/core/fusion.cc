@@ -11,8 +11,7 @@ bool fusable(const Response& r) {
 }
 
 bool compatible(const Response& a, const Response& b) {
-  return a.dtype == b.dtype && a.reduce_op == b.reduce_op && a.prescale == b.prescale &&
-         a.postscale == b.postscale && a.device == b.device;
+  return a.dtype == b.dtype && a.reduction == b.reduction && a.device == b.device;
 }
 
 }  // namespace
@@ -54,9 +53,7 @@ Response single_tensor(const Response& fused, size_t i) {
   one.op = fused.op;
   one.names = {fused.names[i]};
   one.dtype = fused.dtype;
-  one.reduce_op = fused.reduce_op;
-  one.prescale = fused.prescale;
-  one.postscale = fused.postscale;
+  one.reduction = fused.reduction;
   one.root = fused.root;
   one.device = fused.device;
   one.shapes = {fused.shapes[i]};

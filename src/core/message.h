@@ -36,10 +36,8 @@ struct Request {
   std::string name;
   int32_t rank = 0;  // within the process set
   DataType dtype = DataType::kFloat32;
-  ReduceOp reduce_op = ReduceOp::kSum;
-  double prescale = 1.0;
-  double postscale = 1.0;
-  int32_t root = 0;  // broadcast
+  Reduction reduction;  // allreduce, reducescatter
+  int32_t root = 0;     // broadcast
   int32_t device = kCpuDevice;
   std::vector<int64_t> shape;
   // Alltoall: rows of the first dimension sent to each rank. Process set
@@ -64,9 +62,7 @@ struct Response {
   std::vector<std::string> names;  // several when fused or grouped
   std::string error;               // kError: the text every rank reports
   DataType dtype = DataType::kFloat32;
-  ReduceOp reduce_op = ReduceOp::kSum;
-  double prescale = 1.0;
-  double postscale = 1.0;
+  Reduction reduction;
   int32_t root = 0;
   int32_t device = kCpuDevice;
   // Per tensor (in `names` order): its shape as submitted (the first rank's

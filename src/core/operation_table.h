@@ -31,19 +31,21 @@ enum class FirstDimension : uint8_t {
   kVariesPerRank,  // gathered or split along it; only the other dimensions must agree
 };
 
+// Each property's default is the control operation's (barrier), so an
+// entry names only what its operation does.
 struct OperationInfo {
   OpType op;
   std::string_view name;      // "allreduce": messages, Python's names (op_type_name)
   std::string_view activity;  // "ALLREDUCE": its timeline row while it runs
-  bool moves_data;            // has a tensor to send; false for control operations
-  bool reduces;               // takes a Reduction, which must agree across ranks
-  OutputBuffer output;
-  FirstDimension first_dimension;
-  bool fusable;               // responses of the same kind may share one buffer
-  bool cacheable;             // the response cache may stand in for negotiation
-  bool runs_on_joined_rank;   // a joined rank takes part, contributing zeros
-  bool has_root;              // one rank's data goes to all; the root must agree
-  bool changes_process_sets;  // its values (the set) must agree; the engine runs it
+  bool moves_data = false;    // has a tensor to send; false for control operations
+  bool reduces = false;       // takes a Reduction, which must agree across ranks
+  OutputBuffer output = OutputBuffer::kNone;
+  FirstDimension first_dimension = FirstDimension::kAny;
+  bool fusable = false;               // responses of the same kind may share one buffer
+  bool cacheable = false;             // the response cache may stand in for negotiation
+  bool runs_on_joined_rank = false;   // a joined rank takes part, contributing zeros
+  bool has_root = false;              // one rank's data goes to all; the root must agree
+  bool changes_process_sets = false;  // its values (the set) must agree; the engine runs it
 };
 
 inline constexpr std::array<OperationInfo, kNumOpTypes> kOperations = {{
@@ -53,48 +55,30 @@ inline constexpr std::array<OperationInfo, kNumOpTypes> kOperations = {{
      .moves_data = true,
      .reduces = true,
      .output = OutputBuffer::kCaller,
-     .first_dimension = FirstDimension::kAny,
      .fusable = true,
      .cacheable = true,
-     .runs_on_joined_rank = true,
-     .has_root = false,
-     .changes_process_sets = false},
+     .runs_on_joined_rank = true},
     {.op = OpType::kAllgather,
      .name = "allgather",
      .activity = "ALLGATHER",
      .moves_data = true,
-     .reduces = false,
      .output = OutputBuffer::kEngine,
      .first_dimension = FirstDimension::kVariesPerRank,
-     .fusable = false,
-     .cacheable = true,
-     .runs_on_joined_rank = false,
-     .has_root = false,
-     .changes_process_sets = false},
+     .cacheable = true},
     {.op = OpType::kBroadcast,
      .name = "broadcast",
      .activity = "BROADCAST",
      .moves_data = true,
-     .reduces = false,
      .output = OutputBuffer::kCaller,
-     .first_dimension = FirstDimension::kAny,
-     .fusable = false,
      .cacheable = true,
-     .runs_on_joined_rank = false,
-     .has_root = true,
-     .changes_process_sets = false},
+     .has_root = true},
     {.op = OpType::kAlltoall,
      .name = "alltoall",
      .activity = "ALLTOALL",
      .moves_data = true,
-     .reduces = false,
      .output = OutputBuffer::kEngine,
      .first_dimension = FirstDimension::kVariesPerRank,
-     .fusable = false,
-     .cacheable = true,
-     .runs_on_joined_rank = false,
-     .has_root = false,
-     .changes_process_sets = false},
+     .cacheable = true},
     {.op = OpType::kReducescatter,
      .name = "reducescatter",
      .activity = "REDUCESCATTER",
@@ -102,60 +86,18 @@ inline constexpr std::array<OperationInfo, kNumOpTypes> kOperations = {{
      .reduces = true,
      .output = OutputBuffer::kEngine,
      .first_dimension = FirstDimension::kRequired,
-     .fusable = false,
-     .cacheable = true,
-     .runs_on_joined_rank = false,
-     .has_root = false,
-     .changes_process_sets = false},
-    {.op = OpType::kBarrier,
-     .name = "barrier",
-     .activity = "BARRIER",
-     .moves_data = false,
-     .reduces = false,
-     .output = OutputBuffer::kNone,
-     .first_dimension = FirstDimension::kAny,
-     .fusable = false,
-     .cacheable = false,
-     .runs_on_joined_rank = false,
-     .has_root = false,
-     .changes_process_sets = false},
+     .cacheable = true},
+    {.op = OpType::kBarrier, .name = "barrier", .activity = "BARRIER"},
     // Join is never negotiated as a tensor: the coordinator counts joined
     // ranks and answers with one join response when all have joined.
-    {.op = OpType::kJoin,
-     .name = "join",
-     .activity = "JOIN",
-     .moves_data = false,
-     .reduces = false,
-     .output = OutputBuffer::kNone,
-     .first_dimension = FirstDimension::kAny,
-     .fusable = false,
-     .cacheable = false,
-     .runs_on_joined_rank = true,
-     .has_root = false,
-     .changes_process_sets = false},
+    {.op = OpType::kJoin, .name = "join", .activity = "JOIN", .runs_on_joined_rank = true},
     {.op = OpType::kAddProcessSet,
      .name = "add_process_set",
      .activity = "ADD_PROCESS_SET",
-     .moves_data = false,
-     .reduces = false,
-     .output = OutputBuffer::kNone,
-     .first_dimension = FirstDimension::kAny,
-     .fusable = false,
-     .cacheable = false,
-     .runs_on_joined_rank = false,
-     .has_root = false,
      .changes_process_sets = true},
     {.op = OpType::kRemoveProcessSet,
      .name = "remove_process_set",
      .activity = "REMOVE_PROCESS_SET",
-     .moves_data = false,
-     .reduces = false,
-     .output = OutputBuffer::kNone,
-     .first_dimension = FirstDimension::kAny,
-     .fusable = false,
-     .cacheable = false,
-     .runs_on_joined_rank = false,
-     .has_root = false,
      .changes_process_sets = true},
 }};
 

@@ -57,10 +57,6 @@ std::vector<core::TensorArgs> to_group(const std::vector<Tensor>& inputs,
   return group;
 }
 
-core::ReduceArgs to_reduce(const ReduceOptions& options) {
-  return {options.op, options.prescale, options.postscale};
-}
-
 // Handle's constructor is private to Engine, so Engine's methods pass a
 // lambda that calls it.
 template <class Wrap>
@@ -208,7 +204,7 @@ HostUpdates Engine::host_updates_since(int64_t acked) const {
 
 Handle Engine::allreduce(const Tensor& input, void* output, const ReduceOptions& options) {
   return translated([&] {
-    return Handle(core_engine().allreduce(to_args(input, output, options.name), to_reduce(options),
+    return Handle(core_engine().allreduce(to_args(input, output, options.name), options.reduction(),
                                           options.process_set));
   });
 }
@@ -218,7 +214,7 @@ std::vector<Handle> Engine::grouped_allreduce(const std::vector<Tensor>& inputs,
                                               const ReduceOptions& options) {
   return translated([&] {
     auto states = core_engine().grouped_allreduce(to_group(inputs, &outputs, options.name),
-                                                  to_reduce(options), options.process_set);
+                                                  options.reduction(), options.process_set);
     return wrap_all(std::move(states), [](core::Handle h) { return Handle(std::move(h)); });
   });
 }
@@ -256,7 +252,7 @@ Handle Engine::alltoall(const Tensor& input, const AlltoallOptions& options) {
 Handle Engine::reducescatter(const Tensor& input, const ReduceOptions& options) {
   return translated([&] {
     return Handle(core_engine().reducescatter(to_args(input, nullptr, options.name),
-                                              to_reduce(options), options.process_set));
+                                              options.reduction(), options.process_set));
   });
 }
 
@@ -264,7 +260,7 @@ std::vector<Handle> Engine::grouped_reducescatter(const std::vector<Tensor>& inp
                                                   const ReduceOptions& options) {
   return translated([&] {
     auto states = core_engine().grouped_reducescatter(to_group(inputs, nullptr, options.name),
-                                                      to_reduce(options), options.process_set);
+                                                      options.reduction(), options.process_set);
     return wrap_all(std::move(states), [](core::Handle h) { return Handle(std::move(h)); });
   });
 }

@@ -9,10 +9,9 @@ namespace {
 // Parameters that must match for a cached response to stand for a request;
 // rank and age differ per rank and per step and do not count.
 bool same_parameters(const Request& a, const Request& b) {
-  return a.op == b.op && a.dtype == b.dtype && a.reduce_op == b.reduce_op &&
-         a.prescale == b.prescale && a.postscale == b.postscale && a.root == b.root &&
-         a.device == b.device && a.shape == b.shape && a.values == b.values &&
-         a.group == b.group && a.group_size == b.group_size;
+  return a.op == b.op && a.dtype == b.dtype && a.reduction == b.reduction && a.root == b.root &&
+         a.device == b.device && a.shape == b.shape && a.values == b.values && a.group == b.group &&
+         a.group_size == b.group_size;
 }
 
 }  // namespace

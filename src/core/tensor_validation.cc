@@ -33,11 +33,11 @@ void validate_request(Request& request, const void* input, const void* output, i
   if (elements > 0 && operation.output != OutputBuffer::kEngine && output == nullptr) {
     fail("the output pointer is null");
   }
+  // The one check of a reduction: every API reaches the engine through
+  // here, and the layers below assume it.
   if (operation.reduces) {
-    if (!reduce_op_supported(request.reduce_op, request.dtype)) {
-      fail(fmt::format("reduce op {} is not defined for {}", reduce_op_name(request.reduce_op),
-                       dtype_name(request.dtype)));
-    }
+    std::string problem = reduction_problem(request.reduction, request.dtype);
+    if (!problem.empty()) fail(problem);
   }
   if (operation.has_root && (request.root < 0 || request.root >= set_size)) {
     fail(fmt::format("root rank {} is outside the process set of {} ranks", request.root, set_size));

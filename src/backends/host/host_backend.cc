@@ -14,10 +14,6 @@
 namespace kolo::backends {
 namespace {
 
-collectives::ReduceSpec to_spec(const Reduction& reduction) {
-  return {reduction.op, reduction.prescale, reduction.postscale};
-}
-
 bool is_even_split(const std::vector<size_t>& counts, size_t total) {
   int n = static_cast<int>(counts.size());
   for (int r = 0; r < n; ++r) {
@@ -68,25 +64,26 @@ void HostBackend::abort(const std::string& reason) {
 void HostBackend::allreduce(const void* send, void* recv, size_t count, DataType dtype,
                             const Reduction& reduction) {
   const transport::Tag tag = next_tag();
-  const auto spec = to_spec(reduction);
   // A forced algorithm (KOLO_ALLREDUCE_ALGORITHM) names a TCP one.
-  if (count > 0 && reduce_op_supported(reduction.op, dtype) &&
-      options_.allreduce_algorithm == collectives::AllreduceAlgorithm::kAuto) {
+  if (count > 0 && options_.allreduce_algorithm == collectives::AllreduceAlgorithm::kAuto) {
     if (can_use_shm_alone(topology_)) {
-      on_shared_memory([&] { shm_allreduce(topology_, send, recv, count, dtype, spec, size(), options_); });
+      on_shared_memory(
+          [&] { shm_allreduce(topology_, send, recv, count, dtype, reduction, size(), options_); });
       return;
     }
     if (can_use_hierarchical(topology_, options_.hierarchical_allreduce)) {
-      on_shared_memory(
-          [&] { hierarchical_allreduce(topology_, tag, send, recv, count, dtype, spec, size(), options_); });
+      on_shared_memory([&] {
+        hierarchical_allreduce(topology_, tag, send, recv, count, dtype, reduction, size(),
+                               options_);
+      });
       return;
     }
   }
-  collectives::allreduce(*context_, tag, send, recv, count, dtype, spec, options_);
+  collectives::allreduce(*context_, tag, send, recv, count, dtype, reduction, options_);
 }
 
 bool HostBackend::reduces_parts_in_place(DataType dtype, const Reduction& reduction) const {
-  return can_use_shm_alone(topology_) && reduce_op_supported(reduction.op, dtype) &&
+  return can_use_shm_alone(topology_) &&
          options_.allreduce_algorithm == collectives::AllreduceAlgorithm::kAuto;
 }
 
@@ -109,7 +106,7 @@ void HostBackend::allreduce_parts(const std::vector<FusedPart>& parts, DataType 
     allreduce(input, output, part.count, dtype, reduction);
     return;
   }
-  on_shared_memory([&] { shm_allreduce_parts(topology_, parts, dtype, to_spec(reduction), size()); });
+  on_shared_memory([&] { shm_allreduce_parts(topology_, parts, dtype, reduction, size()); });
 }
 
 void HostBackend::allgatherv(const void* send, void* recv, const std::vector<size_t>& counts,
@@ -168,11 +165,12 @@ void HostBackend::reduce_scatterv(const void* send, void* recv, const std::vecto
   size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   if (is_even_split(counts, total)) {
     const transport::Tag tag = next_tag();
-    if (total > 0 && can_use_shm_alone(topology_) && reduce_op_supported(reduction.op, dtype)) {
-      on_shared_memory([&] { shm_reduce_scatter(topology_, send, recv, total, dtype, to_spec(reduction), size()); });
+    if (total > 0 && can_use_shm_alone(topology_)) {
+      on_shared_memory(
+          [&] { shm_reduce_scatter(topology_, send, recv, total, dtype, reduction, size()); });
       return;
     }
-    collectives::reduce_scatter(*context_, tag, send, recv, total, dtype, to_spec(reduction), options_);
+    collectives::reduce_scatter(*context_, tag, send, recv, total, dtype, reduction, options_);
     return;
   }
   // Uneven shards (rows of a tensor whose first dimension does not divide

@@ -10,13 +10,11 @@ namespace kolo::backends {
 namespace {
 
 using collectives::HierarchicalMode;
-using collectives::ReduceSpec;
 
-// The reduction proper (kAverage is a sum whose scale comes at the end) and
-// the factor for the final result.
-ReduceOp combine_op(ReduceOp op) { return op == ReduceOp::kAverage ? ReduceOp::kSum : op; }
-double final_scale(const ReduceSpec& reduce, int size) {
-  return reduce.op == ReduceOp::kAverage ? reduce.postscale / size : reduce.postscale;
+// The reduction proper: kAverage is a sum whose 1/n comes with the final
+// scale (collectives::result_scale).
+ReduceOp combine_op(ReduceOp op) {
+  return op == ReduceOp::kAverage ? ReduceOp::kSum : op;
 }
 
 // Prescale needs a copy the algorithm may read; it goes into recv, which
@@ -39,30 +37,31 @@ bool can_use_hierarchical(const HostTopology& topo, HierarchicalMode mode) {
 }
 
 void shm_allreduce(HostTopology& topo, const void* send, void* recv, size_t count, DataType dtype,
-                   const ReduceSpec& reduce, int size, const collectives::CollectiveOptions& options) {
+                   const Reduction& reduce, int size,
+                   const collectives::CollectiveOptions& options) {
   const void* input = prescaled_input(send, recv, count, dtype, reduce.prescale);
   collectives::shm::allreduce(*topo.shm, input, recv, count, dtype, combine_op(reduce.op),
-                              final_scale(reduce, size), options.shm_small_bytes);
+                              collectives::result_scale(reduce, size), options.shm_small_bytes);
 }
 
-void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_t count, DataType dtype,
-                        const ReduceSpec& reduce, int size) {
-  collectives::shm::reduce_scatter(*topo.shm, send, shard, count, dtype, combine_op(reduce.op), reduce.prescale,
-                                   final_scale(reduce, size));
+void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_t count,
+                        DataType dtype, const Reduction& reduce, int size) {
+  collectives::shm::reduce_scatter(*topo.shm, send, shard, count, dtype, combine_op(reduce.op),
+                                   reduce.prescale, collectives::result_scale(reduce, size));
 }
 
 void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
-                         const ReduceSpec& reduce, int size) {
+                         const Reduction& reduce, int size) {
   collectives::shm::allreduce_parts(*topo.shm, parts, dtype, combine_op(reduce.op), reduce.prescale,
-                                    final_scale(reduce, size));
+                                    collectives::result_scale(reduce, size));
 }
 
 void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* send, void* recv,
-                            size_t count, DataType dtype, const ReduceSpec& reduce, int size,
+                            size_t count, DataType dtype, const Reduction& reduce, int size,
                             const collectives::CollectiveOptions& options) {
   const void* input = prescaled_input(send, recv, count, dtype, reduce.prescale);
   const ReduceOp op = combine_op(reduce.op);
-  const ReduceSpec across{op, 1.0, final_scale(reduce, size)};
+  const Reduction across{op, 1.0, collectives::result_scale(reduce, size)};
   auto& group = *topo.shm;
   const size_t element = dtype_size(dtype);
   if (count * element < options.allreduce_ring_threshold) {

@@ -22,18 +22,18 @@ bool can_use_hierarchical(const HostTopology& topo, collectives::HierarchicalMod
 
 // `size` is the whole group's (kAverage divides by it).
 void shm_allreduce(HostTopology& topo, const void* send, void* recv, size_t count, DataType dtype,
-                   const collectives::ReduceSpec& reduce, int size,
+                   const Reduction& reduce, int size,
                    const collectives::CollectiveOptions& options);
 // A fused allreduce with each part read and written in place.
 void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
-                         const collectives::ReduceSpec& reduce, int size);
+                         const Reduction& reduce, int size);
 // This rank's shard (the even layout of reduce_scatter_count/offset) of the
 // reduction of count elements, into `shard`.
-void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_t count, DataType dtype,
-                        const collectives::ReduceSpec& reduce, int size);
+void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_t count,
+                        DataType dtype, const Reduction& reduce, int size);
 void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* send, void* recv,
-                            size_t count, DataType dtype, const collectives::ReduceSpec& reduce,
-                            int size, const collectives::CollectiveOptions& options);
+                            size_t count, DataType dtype, const Reduction& reduce, int size,
+                            const collectives::CollectiveOptions& options);
 
 // `ranges[r]`: rank r's block of recv; this rank's block holds its data,
 // and so does `send` (unchanged since: the others may read it from there).

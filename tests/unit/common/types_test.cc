@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "kolo/types.h"
 
 namespace kolo {
@@ -29,6 +32,17 @@ TEST(Types, OpSupport) {
   EXPECT_TRUE(reduce_op_supported(ReduceOp::kBitOr, DataType::kBool));
   EXPECT_FALSE(reduce_op_supported(ReduceOp::kAverage, DataType::kBool));
   EXPECT_TRUE(reduce_op_supported(ReduceOp::kProduct, DataType::kFloat16));
+}
+
+TEST(Types, ReductionProblemNamesWhatIsWrong) {
+  EXPECT_EQ(reduction_problem({ReduceOp::kAverage, 0.5, 2.0}, DataType::kFloat32), "");
+  EXPECT_EQ(reduction_problem({ReduceOp::kBitAnd}, DataType::kFloat32),
+            "reduce op band is not defined for float32");
+  EXPECT_EQ(reduction_problem({ReduceOp::kSum, std::nan("")}, DataType::kFloat32),
+            "prescale factor nan is not finite");
+  EXPECT_EQ(reduction_problem({ReduceOp::kSum, 1.0, std::numeric_limits<double>::infinity()},
+                              DataType::kInt32),
+            "postscale factor inf is not finite");
 }
 
 }  // namespace

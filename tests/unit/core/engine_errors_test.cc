@@ -3,6 +3,7 @@
 // once on the caller's thread.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <mutex>
 
 #include "common/error.h"
@@ -128,6 +129,8 @@ TEST(EngineErrors, CallsThatCanNeverWorkFailAtOnce) {
                  "without GPU support");
   expect_invalid([&] { engine.allreduce({"bits", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kBitAnd}); },
                  "not defined for float32");
+  expect_invalid([&] { engine.reducescatter({"scale", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum, std::numeric_limits<double>::infinity()}); },
+                 "prescale factor inf is not finite");
   expect_invalid([&] { engine.broadcast({"root", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, 3); },
                  "root rank 3");
   expect_invalid([&] { engine.allgather({"scalar", buf.data(), nullptr, DataType::kFloat32, {}, kCpuDevice}); },

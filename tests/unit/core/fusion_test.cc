@@ -32,7 +32,7 @@ TEST(Fusion, MergesCompatibleAllreducesUpToTheThreshold) {
 
 TEST(Fusion, KeepsIncompatibleApartAndOrderStable) {
   Response other_op = allreduce("max", 4);
-  other_op.reduce_op = ReduceOp::kMax;
+  other_op.reduction.op = ReduceOp::kMax;
   Response gather = allreduce("gather", 4);
   gather.op = OpType::kAllgather;
   std::vector<Response> in{allreduce("a", 4), gather, allreduce("i", 4, DataType::kInt32), other_op,
