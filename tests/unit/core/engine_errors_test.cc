@@ -129,8 +129,12 @@ TEST(EngineErrors, CallsThatCanNeverWorkFailAtOnce) {
                  "without GPU support");
   expect_invalid([&] { engine.allreduce({"bits", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kBitAnd}); },
                  "not defined for float32");
-  expect_invalid([&] { engine.reducescatter({"scale", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum, std::numeric_limits<double>::infinity()}); },
-                 "prescale factor inf is not finite");
+  expect_invalid(
+      [&] {
+        engine.reducescatter({"scale", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice},
+                             {ReduceOp::kSum, std::numeric_limits<double>::infinity()});
+      },
+      "prescale factor inf is not finite");
   expect_invalid([&] { engine.broadcast({"root", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, 3); },
                  "root rank 3");
   expect_invalid([&] { engine.allgather({"scalar", buf.data(), nullptr, DataType::kFloat32, {}, kCpuDevice}); },
