@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <memory>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 
 namespace kolo::rendezvous::net {
@@ -59,10 +59,6 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
 void UniqueFd::reset(int fd) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
-}
-
-std::string errno_text(int err) {
-  return std::strerror(err);
 }
 
 std::string describe_address(const sockaddr_storage& address, socklen_t length) {

@@ -69,6 +69,4 @@ class WakeupFd {
   UniqueFd fd_;
 };
 
-std::string errno_text(int err);
-
 }  // namespace kolo::rendezvous::net

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/errno_text.h"
 #include "common/logging.h"
 
 namespace kolo::rendezvous {
@@ -72,7 +73,7 @@ void ServerConnection::on_readable() {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n < 0 && state_ != State::kClosing)
       KOLO_LOG_DEBUG("rendezvous server: connection from {} failed: {}", peer_,
-                     net::errno_text(errno));
+                     errno_text(errno));
     close_now();  // EOF or error
   }
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/logging.h"
 #include "rendezvous/memory_store.h"
@@ -129,7 +130,7 @@ void TcpStoreServer::Loop::poll_once() {
     ids.push_back(id);
   }
   int ready = ::poll(fds.data(), fds.size(), net::poll_timeout_ms(next_deadline()));
-  if (ready < 0 && errno != EINTR) throw IoError("poll failed: " + net::errno_text(errno));
+  if (ready < 0 && errno != EINTR) throw IoError("poll failed: " + errno_text(errno));
   if (ready > 0) {
     if (fds[0].revents != 0) wakeup_.drain();
     if (stopping_.load()) return;
@@ -160,7 +161,7 @@ void TcpStoreServer::Loop::accept_all() {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR || errno == ECONNABORTED) continue;
       KOLO_LOG_WARNING("rendezvous server: accept failed: {}; pausing for {} ms",
-                       net::errno_text(errno), kAcceptBackoff.count());
+                       errno_text(errno), kAcceptBackoff.count());
       accept_resume_ = Clock::now() + kAcceptBackoff;
       return;
     }

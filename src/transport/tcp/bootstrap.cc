@@ -109,10 +109,10 @@ Fd connect_to_lower(int rank, int peer, const PeerEntry& entry, uint64_t my_nonc
         if (reply.magic == HelloReply::kMagic && reply.acceptor_rank == peer) return fd;
         last_error = "unexpected hello reply";
       } else {
-        last_error = "hello exchange failed: " + errno_text(err);
+        last_error = "hello exchange failed: " + connection_error_text(err);
       }
     } else {
-      last_error = errno_text(err);
+      last_error = connection_error_text(err);
     }
     if (Clock::now() + backoff >= deadline) break;
     KOLO_LOG_DEBUG("rank {}: connecting to rank {} at {}:{} failed ({}); retrying", rank, peer,

@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "transport/tcp/congestion.h"
 
@@ -34,9 +34,9 @@ void Fd::reset(int fd) {
   fd_ = fd;
 }
 
-std::string errno_text(int err) {
+std::string connection_error_text(int err) {
   if (err == 0) return "connection closed by peer";
-  return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
+  return errno_text(err);
 }
 
 void set_nonblocking(int fd, bool on) {

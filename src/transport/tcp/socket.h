@@ -33,8 +33,9 @@ class Fd {
   int fd_ = -1;
 };
 
-// "connection reset by peer (errno 104)": for error messages.
-std::string errno_text(int err);
+// errno_text(err), except that 0 (how the I/O helpers below and the data path report EOF)
+// reads "connection closed by peer".
+std::string connection_error_text(int err);
 
 void set_nonblocking(int fd, bool on);
 // TCP_NODELAY (collectives send many small messages whose latency matters

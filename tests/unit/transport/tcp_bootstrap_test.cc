@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "rendezvous/memory_store.h"
 #include "support/tcp_mesh.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "rendezvous/memory_store.h"
 #include "support/tcp_mesh.h"
