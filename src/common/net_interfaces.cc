@@ -6,12 +6,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "common/error.h"
+#include "common/unique_fd.h"
 
 namespace kolo::net {
 
@@ -43,13 +43,12 @@ std::string local_address_routing_to(const std::string& host) {
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* result = nullptr;
   if (::getaddrinfo(host.c_str(), "9", &hints, &result) != 0 || result == nullptr) return "";
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  bool routed = fd >= 0 && ::connect(fd, result->ai_addr, result->ai_addrlen) == 0;
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  bool routed = fd.valid() && ::connect(fd.get(), result->ai_addr, result->ai_addrlen) == 0;
   ::freeaddrinfo(result);
   sockaddr_in local{};
   socklen_t len = sizeof(local);
-  if (routed) routed = ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
-  if (fd >= 0) ::close(fd);
+  if (routed) routed = ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) == 0;
   if (!routed || local.sin_addr.s_addr == htonl(INADDR_ANY)) return "";
   char text[INET_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);

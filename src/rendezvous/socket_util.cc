@@ -51,16 +51,6 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
 
 }  // namespace
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) reset(std::exchange(other.fd_, -1));
-  return *this;
-}
-
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 std::string describe_address(const sockaddr_storage& address, socklen_t length) {
   char host[NI_MAXHOST] = {};
   char service[NI_MAXSERV] = {};

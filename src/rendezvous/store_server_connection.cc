@@ -22,7 +22,7 @@ constexpr size_t kUnauthenticatedFrameLimit = 4096;
 
 }  // namespace
 
-ServerConnection::ServerConnection(net::UniqueFd fd, std::string peer, const Settings& settings)
+ServerConnection::ServerConnection(UniqueFd fd, std::string peer, const Settings& settings)
     : fd_(std::move(fd)),
       peer_(std::move(peer)),
       settings_(settings),

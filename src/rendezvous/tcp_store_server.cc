@@ -66,7 +66,7 @@ class TcpStoreServer::Loop {
   void drop_closed_connections();
 
   const TcpStoreServerOptions options_;
-  net::UniqueFd listener_;
+  UniqueFd listener_;
   const uint16_t port_;
   net::WakeupFd wakeup_;
   std::atomic<bool> stopping_{false};
@@ -170,7 +170,7 @@ void TcpStoreServer::Loop::accept_all() {
     ServerConnection::Settings settings{options_.secret, options_.max_frame_bytes,
                                         options_.handshake_timeout, kCloseLinger};
     uint64_t id = next_connection_id_++;
-    auto connection = std::make_unique<ServerConnection>(net::UniqueFd(fd), peer, settings);
+    auto connection = std::make_unique<ServerConnection>(UniqueFd(fd), peer, settings);
     KOLO_LOG_DEBUG("rendezvous server: connection {} from {}", id, peer);
     connections_.emplace(id, std::move(connection));
   }

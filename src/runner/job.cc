@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "rendezvous/socket_util.h"
 #include "runner/output_mux.h"
 #include "runner/remote_exec.h"
 #include "runner/signal_capture.h"

@@ -44,7 +44,7 @@ struct FrameReader {
 struct PeerLink {
   int rank = -1;
   std::string name;  // "rank 3 (host b)"
-  Fd fd;
+  UniqueFd fd;
 
   // Sending side, guarded by send_mutex. Lock order: send_mutex, then
   // TcpCore::mutex_ (never the other way round).

@@ -78,7 +78,7 @@ class SilentPeer {
   }
 
  private:
-  tcp::Fd fd_;
+  UniqueFd fd_;
 };
 
 bool contains(const std::string& text, const std::string& part) {
