@@ -1,11 +1,11 @@
 #include "core/executor.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cstring>
 
 #include "common/error.h"
+#include "common/quoted_list.h"
 #include "core/timeline.h"
 
 namespace kolo::core {
@@ -36,10 +36,7 @@ std::string_view collective_activity(OpType op) {
 }
 
 std::string describe(const Response& response) {
-  std::vector<std::string> quoted;
-  for (size_t i = 0; i < response.names.size() && i < 4; ++i) quoted.push_back("'" + response.names[i] + "'");
-  std::string more = response.names.size() > 4 ? fmt::format(" and {} more", response.names.size() - 4) : "";
-  return fmt::format("{} of {}{}", op_type_name(response.op), fmt::join(quoted, ", "), more);
+  return fmt::format("{} of {}", op_type_name(response.op), quoted_list(response.names));
 }
 
 }  // namespace
