@@ -50,10 +50,6 @@ class Exception : public std::runtime_error {
   Status status_;
 };
 
-// A tensor's device: kCpuDevice, or a CUDA ordinal (>= 0) once GPU support
-// lands.
-inline constexpr int32_t kCpuDevice = -1;
-
 // A view of caller-owned memory (dense, row-major); Kolo never copies the
 // description's `data` before the operation runs, so it must stay valid
 // until the handle completes.
