@@ -86,14 +86,7 @@ std::string& last_error() {
 
 // Records the exception in flight as this thread's last error; returns its code.
 int record_current_exception() {
-  Status status;
-  try {
-    throw;
-  } catch (const Exception& e) {
-    status = e.status();
-  } catch (...) {
-    status = status_from_current_exception();
-  }
+  const Status status = status_from_current_exception();
   last_error() = status.message();
   return static_cast<int>(status.code());
 }
