@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/unique_fd.h"
 
@@ -17,7 +18,7 @@ namespace kolo::net {
 
 std::vector<InterfaceAddress> list_interface_addresses() {
   ifaddrs* head = nullptr;
-  if (::getifaddrs(&head) != 0) throw IoError(std::string("getifaddrs(): ") + std::strerror(errno));
+  if (::getifaddrs(&head) != 0) throw IoError(std::string("getifaddrs(): ") + errno_text(errno));
   std::vector<InterfaceAddress> out;
   for (ifaddrs* i = head; i != nullptr; i = i->ifa_next) {
     if (i->ifa_addr == nullptr) continue;

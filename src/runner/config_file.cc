@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "runner/engine_settings.h"
 
@@ -128,8 +129,7 @@ EngineSettings parse_config_text(const std::string& text, const std::string& ori
 EngineSettings load_config_file(const std::string& path, std::vector<std::string>* warnings) {
   std::ifstream in(path);
   if (!in)
-    throw InvalidArgument(
-        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
+    throw InvalidArgument(fmt::format("cannot read config file '{}': {}", path, errno_text(errno)));
   std::stringstream text;
   text << in.rdbuf();
   return parse_config_text(text.str(), path, warnings);

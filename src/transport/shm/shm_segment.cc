@@ -5,12 +5,12 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <cstring>
 #include <random>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/unique_fd.h"
 
@@ -23,7 +23,7 @@ std::string random_suffix() {
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& name, int err) {
-  throw IoError(fmt::format("shared memory {} {}: {}", what, name, std::strerror(err)));
+  throw IoError(fmt::format("shared memory {} {}: {}", what, name, errno_text(err)));
 }
 
 // The caller may close `fd` afterwards: the mapping keeps the memory.
