@@ -11,12 +11,13 @@ import time
 import torch
 
 import kolo.torch as hvd
+from kolo.common.settings import setting
 
 outdir, steps = sys.argv[1], int(sys.argv[2])
 torch.manual_seed(0)
 torch.set_num_threads(1)
 hvd.init()
-worker = os.environ.get("KOLO_ELASTIC_WORKER", "0")
+worker = setting("KOLO_ELASTIC_WORKER") or "0"
 log = open(os.path.join(outdir, f"worker{worker}.jsonl"), "a", buffering=1)
 
 

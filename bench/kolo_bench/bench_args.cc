@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "common/env.h"
+#include "common/settings/value_text.h"
 
 namespace kolo::bench {
 namespace {
@@ -22,7 +22,7 @@ std::vector<std::string> normalized_args(int argc, char** argv) {
 CLI::Validator size_validator() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        auto bytes = env::parse_size(text);
+        auto bytes = settings::parse_size(text);
         if (!bytes) return "'" + text + "' is not a size (e.g. 8, 4K, 256M, 1G)";
         text = std::to_string(*bytes);
         return "";
@@ -80,7 +80,7 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   };
   a.engine = collective == "engine";
   if (!a.engine) parse_collective(collective, &a.collective);
-  a.tensor_bytes = *env::parse_size(tensor_bytes_text);
+  a.tensor_bytes = *settings::parse_size(tensor_bytes_text);
   if (a.engine && (a.tensor_bytes == 0 || a.tensor_bytes % 4 != 0))
     fail("--tensor-bytes must be a positive multiple of 4 (float32 elements)");
   auto parsed_type = parse_dtype(dtype);
@@ -92,8 +92,8 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   if (!reduce_op_supported(a.op, a.dtype))
     fail(fmt::format("reduction '{}' is not defined for {}", op, dtype));
   // Defaults skip the option's transform, so parse here rather than stoull.
-  a.min_bytes = *env::parse_size(min_text);
-  a.max_bytes = *env::parse_size(max_text);
+  a.min_bytes = *settings::parse_size(min_text);
+  a.max_bytes = *settings::parse_size(max_text);
   if (a.min_bytes > a.max_bytes) fail(fmt::format("-b {} is larger than -e {}", min_text, max_text));
   a.check = check == 1;
   return a;

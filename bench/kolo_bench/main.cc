@@ -19,15 +19,13 @@
 namespace kolo::bench {
 namespace {
 
-collectives::CollectiveOptions with_algorithm(collectives::CollectiveOptions options,
-                                              const std::string& name) {
-  using collectives::AllreduceAlgorithm;
-  using collectives::BroadcastAlgorithm;
-  if (name == "ring") options.allreduce_algorithm = AllreduceAlgorithm::kRing;
-  if (name == "recursive_doubling") options.allreduce_algorithm = AllreduceAlgorithm::kRecursiveDoubling;
-  if (name == "tree") options.broadcast_algorithm = BroadcastAlgorithm::kTree;
-  if (name == "pipelined") options.broadcast_algorithm = BroadcastAlgorithm::kPipelined;
-  return options;
+// --algorithm names an allreduce or a broadcast algorithm; it overrides the
+// setting of that operation (as KOLO_ALLREDUCE_ALGORITHM and
+// KOLO_BROADCAST_ALGORITHM would).
+void force_algorithm(Config& config, const std::string& name) {
+  if (name == "ring" || name == "recursive_doubling")
+    config.settings.set("KOLO_ALLREDUCE_ALGORITHM", name);
+  if (name == "tree" || name == "pipelined") config.settings.set("KOLO_BROADCAST_ALGORITHM", name);
 }
 
 int run_launcher(const BenchArgs& args, int argc, char** argv) {
@@ -43,7 +41,7 @@ int run_launcher(const BenchArgs& args, int argc, char** argv) {
 
 int run_rank(const BenchArgs& args) {
   Config config = Config::FromEnv();
-  config.collectives = with_algorithm(config.collectives, args.algorithm);
+  force_algorithm(config, args.algorithm);
   World world = connect_world(config);
   auto& backend = *world.backend;
   if (args.collective == Collective::kBroadcast && args.root >= backend.size())

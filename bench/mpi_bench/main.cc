@@ -10,7 +10,7 @@
 #include <cmath>
 #include <vector>
 
-#include "common/env.h"
+#include "common/settings/value_text.h"
 #include "common/report.h"
 
 namespace {
@@ -41,7 +41,7 @@ Args parse(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::exit(app.exit(e) == 0 ? 0 : 2);
   }
-  auto lo = kolo::env::parse_size(min_text), hi = kolo::env::parse_size(max_text);
+  auto lo = kolo::settings::parse_size(min_text), hi = kolo::settings::parse_size(max_text);
   if (!lo || !hi) {
     fmt::print(stderr, "mpi-bench: bad size\n");
     std::exit(2);

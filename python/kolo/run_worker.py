@@ -17,6 +17,7 @@ import cloudpickle
 
 from kolo._run_protocol import (ADDRESS_ENV, SECRET_ENV, START_TIMEOUT_ENV, ProtocolError,
                                 connect_to_caller)
+from kolo.common.settings import forget, setting
 
 
 def _type_name(cls):
@@ -76,12 +77,16 @@ def _exit_when_caller_leaves(channel, finished):
 
 
 def main():
-    address = os.environ.pop(ADDRESS_ENV, None)
-    secret = os.environ.pop(SECRET_ENV, None)
-    start_timeout = float(os.environ.pop(START_TIMEOUT_ENV, "60"))
+    try:
+        address, secret = setting(ADDRESS_ENV), setting(SECRET_ENV)
+        start_timeout = float(setting(START_TIMEOUT_ENV))
+        rank = int(setting("KOLO_RANK"))
+    except ValueError as error:
+        sys.exit(f"kolo.run_worker: {error}")
+    # The user's function (and what it starts) must not see the call's secret.
+    forget(ADDRESS_ENV, SECRET_ENV, START_TIMEOUT_ENV)
     if not address or not secret:
         sys.exit("kolo.run_worker: no caller to serve; this module is started by kolo.run()")
-    rank = int(os.environ.get("KOLO_RANK", "0"))
     try:
         channel = connect_to_caller(address, secret, rank, start_timeout)
         payload = channel.recv()

@@ -12,6 +12,7 @@
 
 #include "dlpack_view.h"
 #include "kolo/engine.h"
+#include "settings_binding.h"
 #include "status_to_python.h"
 
 namespace py = pybind11;
@@ -290,4 +291,5 @@ PYBIND11_MODULE(_core, m) {
   kolo::python::register_exceptions(m);
   kolo::python::bind_engine(m);
   kolo::python::bind_handle(m);
+  kolo::python::bind_settings(m);
 }

@@ -2,14 +2,35 @@
 
 #include <fmt/format.h>
 
+#include "backends/backend_options.h"
 #include "backends/host/host_backend.h"
+#include "collectives/collective_settings.h"
 #include "common/error.h"
 #include "common/logging.h"
+#include "transport/shm/shm_settings.h"
 #include "transport/tcp/tcp_context.h"
+#include "transport/tcp/tcp_settings.h"
 
 namespace kolo::backends {
 
-std::vector<std::string> available_backends() { return {"tcp"}; }
+std::vector<std::string> available_backends() {
+  return {"tcp"};
+}
+
+BackendOptions backend_options_from(const settings::Values& settings, int host_index) {
+  BackendOptions options;
+  options.name = settings.text("KOLO_BACKEND");
+  options.tcp = transport::tcp::tcp_options_from(settings);
+  options.shm = transport::shm::shm_options_from(settings);
+  options.collectives = collectives::collective_options_from(settings);
+  options.host_index = host_index;
+  return options;
+}
+
+std::unique_ptr<Backend> create_backend(rendezvous::Store& store, int rank, int size,
+                                        const settings::Values& settings, int host_index) {
+  return create_backend(store, rank, size, backend_options_from(settings, host_index));
+}
 
 std::unique_ptr<Backend> create_backend(rendezvous::Store& store, int rank, int size,
                                         const BackendOptions& options) {

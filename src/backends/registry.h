@@ -1,4 +1,7 @@
-// Backends are chosen at run time by name; the choice is logged.
+// Backends are chosen at run time by name (KOLO_BACKEND); the choice is
+// logged. This is the engine's way in: it hands over the job's settings and
+// each layer below takes its own options from them, so the engine never
+// sees a transport's types.
 #pragma once
 
 #include <memory>
@@ -6,31 +9,20 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "collectives/options.h"
+#include "common/settings/values.h"
 #include "rendezvous/store.h"
-#include "transport/shm/shm_options.h"
-#include "transport/tcp/tcp_options.h"
 
 namespace kolo::backends {
-
-struct BackendOptions {
-  // "auto" picks the best available; "tcp" forces Kolo's TCP transport.
-  std::string name = "auto";
-  transport::tcp::TcpOptions tcp;
-  transport::shm::ShmOptions shm;
-  collectives::CollectiveOptions collectives;
-  // This rank's launcher host (KOLO_CROSS_RANK); with the machine identity
-  // it decides which ranks share memory (see backends/host/host_topology.h).
-  int host_index = 0;
-};
 
 // The names create_backend accepts besides "auto", for --check-build.
 std::vector<std::string> available_backends();
 
 // Connects `rank` of `size` through `store` (already scoped to this job and
-// init) and returns the global group's backend. Throws InvalidArgument for
-// an unknown name, TimeoutError when peers do not show up in time.
+// init) and returns the global group's backend. `host_index` is this rank's
+// launcher host (KOLO_CROSS_RANK, or the elastic round's); with the machine
+// identity it decides which ranks share memory (host/host_topology.h).
+// Throws TimeoutError when peers do not show up in time.
 std::unique_ptr<Backend> create_backend(rendezvous::Store& store, int rank, int size,
-                                        const BackendOptions& options);
+                                        const settings::Values& settings, int host_index);
 
 }  // namespace kolo::backends

@@ -1,5 +1,6 @@
-// Algorithm choices and switch points; filled by Config::FromEnv
-// (see docs/config.md for the variables and defaults).
+// Algorithm choices and switch points; filled from the job's settings by
+// collective_options_from (collective_settings.h; docs/config.md lists the
+// variables and defaults).
 #pragma once
 
 #include <cstddef>

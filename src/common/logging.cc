@@ -3,30 +3,35 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <string>
+
+#include "common/error.h"
+#include "common/settings/values.h"
 
 namespace kolo {
 
-bool parse_log_level(std::string_view text, LogLevel* out) {
-  if (text == "trace") *out = LogLevel::kTrace;
-  else if (text == "debug") *out = LogLevel::kDebug;
-  else if (text == "info") *out = LogLevel::kInfo;
-  else if (text == "warning" || text == "warn") *out = LogLevel::kWarning;
-  else if (text == "error") *out = LogLevel::kError;
-  else return false;
-  return true;
+namespace {
+
+// `level` is KOLO_LOG_LEVEL's canonical value (settings/table.h).
+LogLevel level_named(std::string_view level) {
+  if (level == "trace") return LogLevel::kTrace;
+  if (level == "debug") return LogLevel::kDebug;
+  if (level == "info") return LogLevel::kInfo;
+  if (level == "error") return LogLevel::kError;
+  return LogLevel::kWarning;
 }
 
+}  // namespace
+
 LogLevel log_threshold() {
-  // Read once: the level is a process-wide constant after start-up.
+  // Read once: the level is a process-wide constant after start-up. A bad
+  // value logs at the default level here; Config::FromEnv refuses it at init.
   static const LogLevel threshold = [] {
-    LogLevel level = LogLevel::kWarning;
-    for (const char* name : {"KOLO_LOG_LEVEL", "HOROVOD_LOG_LEVEL"}) {
-      const char* value = std::getenv(name);
-      if (value != nullptr && parse_log_level(value, &level)) break;
+    try {
+      return level_named(settings::read_one("KOLO_LOG_LEVEL"));
+    } catch (const InvalidArgument&) {
+      return LogLevel::kWarning;
     }
-    return level;
   }();
   return threshold;
 }

@@ -1,5 +1,5 @@
 // Leveled logging to stderr. The threshold comes from KOLO_LOG_LEVEL
-// (trace, debug, info, warning, error; default warning), read once.
+// (trace, debug, info, warning, error, any case; default warning), read once.
 #pragma once
 
 #include <fmt/format.h>
@@ -11,7 +11,6 @@ namespace kolo {
 enum class LogLevel : int { kTrace = 0, kDebug = 1, kInfo = 2, kWarning = 3, kError = 4 };
 
 LogLevel log_threshold();
-bool parse_log_level(std::string_view text, LogLevel* out);
 void log_write(LogLevel level, std::string_view message);
 
 template <typename... Args>

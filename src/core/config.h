@@ -1,15 +1,15 @@
-// Config: every KOLO_* setting (with the HOROVOD_* names as aliases), parsed
-// and validated once by Config::FromEnv() and passed around as const Config&.
-// docs/config.md lists each variable with its default; keep the two in step.
+// Config: every KOLO_* setting (with the HOROVOD_* names as aliases), read
+// and checked once by Config::FromEnv() through the settings registry
+// (common/settings/table.h) and passed around as const Config&. The engine's
+// own settings are typed here; the layers below take theirs from `settings`
+// (the backend registry hands them over), so core sees no transport type.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-#include "collectives/options.h"
-#include "transport/shm/shm_options.h"
-#include "transport/tcp/tcp_options.h"
+#include "common/settings/values.h"
 
 namespace kolo {
 
@@ -67,16 +67,18 @@ struct EngineSettings {
 struct Config {
   RankLayout layout;
   RendezvousConfig rendezvous;
-  transport::tcp::TcpOptions tcp;
-  transport::shm::ShmOptions shm;
-  collectives::CollectiveOptions collectives;
   EngineSettings engine;
   ElasticConfig elastic;
+  // Every setting as read; the transports and algorithms take theirs from
+  // here. Tests change one with settings.set("KOLO_SHM", "0").
+  settings::Values settings;
 
   // Reads the environment; throws InvalidArgument naming the variable and
   // the bad value (also for inconsistent combinations such as rank >= size).
   static Config FromEnv();
-  // One line per setting, for debug logs and `--check-build`-style output.
+  // The same from values already read (tools, tests).
+  static Config FromSettings(const settings::Values& values);
+  // The effective layout and every setting, for debug logs.
   std::string Describe() const;
 };
 

@@ -5,15 +5,12 @@
 
 #include <algorithm>
 
-#include "backends/registry.h"
 #include "common/error.h"
 #include "common/logging.h"
 #include "core/executor.h"
 #include "core/tensor_validation.h"
 #include "core/world.h"
-#include "rendezvous/memory_store.h"
 #include "rendezvous/prefix_store.h"
-#include "rendezvous/tcp_store_client.h"
 
 namespace kolo::core {
 namespace {
@@ -23,18 +20,6 @@ using Clock = std::chrono::steady_clock;
 // How long a burst of enqueues must have been quiet before a cycle starts
 // early (see Engine::wait_for_cycle).
 std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) { return cycle_time / 10; }
-
-std::shared_ptr<rendezvous::Store> connect_store(const Config& config) {
-  if (config.layout.size == 1 && config.rendezvous.address.empty()) {
-    return std::make_shared<rendezvous::MemoryStore>();
-  }
-  rendezvous::TcpStoreClientOptions options;
-  options.host = config.rendezvous.address;
-  options.port = static_cast<uint16_t>(config.rendezvous.port);
-  options.secret = config.rendezvous.secret;
-  options.connect_timeout = config.rendezvous.timeout;
-  return std::make_shared<rendezvous::TcpStoreClient>(options);
-}
 
 std::string upper(std::string_view text) {
   std::string out(text);
@@ -80,7 +65,7 @@ void Engine::connect(EngineOptions& options) {
   int64_t generation = store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
   auto scoped = std::make_shared<rendezvous::PrefixStore>(
       fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
-  global_backend_ = backends::create_backend(*scoped, layout.rank, layout.size, backend_options(config_));
+  global_backend_ = connect_backend(*scoped, config_);
 
   std::vector<int> everyone(static_cast<size_t>(layout.size));
   for (int r = 0; r < layout.size; ++r) everyone[r] = r;

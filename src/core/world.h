@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "backends/backend.h"
-#include "backends/registry.h"
 #include "core/config.h"
 #include "rendezvous/store.h"
 
@@ -18,8 +17,14 @@ struct World {
   std::unique_ptr<backends::Backend> backend;
 };
 
-// The backend settings a Config describes (what the engine connects with).
-backends::BackendOptions backend_options(const Config& config);
+// The job's rendezvous store as the Config names it, unscoped: an
+// in-memory one for a size-1 job without a server, else a client of the
+// launcher's server.
+std::shared_ptr<rendezvous::Store> connect_store(const Config& config);
+
+// The global group's backend over `store` (already scoped), for the layout
+// in `config`: what the engine connects with.
+std::unique_ptr<backends::Backend> connect_backend(rendezvous::Store& store, const Config& config);
 
 // A size-1 job gets an in-memory store and a one-rank backend without any
 // network. Throws on a store or mesh that cannot be reached in time, naming

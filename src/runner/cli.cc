@@ -14,6 +14,8 @@
 
 #include "common/error.h"
 #include "runner/rank_layout.h"
+#include "runner/rank_env.h"
+#include "runner/setting_flags.h"
 
 #ifndef KOLO_VERSION_STRING
 #define KOLO_VERSION_STRING "unknown"
@@ -26,14 +28,11 @@ namespace {
 // read through CLI11's count() so "not given" differs from any value.
 struct RawFlags {
   int np = 0;
-  std::string hosts, hostfile, config_file, log_level, output_dir, network_interface;
+  std::string hosts, hostfile, config_file, output_dir;
   std::vector<std::string> exports;
-  int ssh_port = 22, start_timeout = 0;
-  int64_t fusion_mb = 0, cache_capacity = 0, stall_warning = 0, stall_shutdown = 0;
-  double cycle_ms = 0;
-  std::string timeline;
-  bool mark_cycles = false, no_stall_check = false, verbose = false, timestamps = false,
-       check_build = false;
+  int ssh_port = 22;
+  bool verbose = false, timestamps = false, check_build = false;
+  SettingFlags settings;  // the engine-setting flags, from the settings table
   // Elastic mode.
   int min_np = 0, max_np = 0, slots_per_host = 1, elastic_timeout = 600, reset_limit = 0;
   std::string discovery_script;
@@ -107,33 +106,14 @@ void build_app(CLI::App& app, RawFlags& f, SshOptions& ssh) {
                  "ssh known_hosts file to check host keys against");
   app.add_option("--ssh-option", ssh.options, "extra ssh -o option, e.g. ProxyJump=gw (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--start-timeout", f.start_timeout,
-                 "seconds for ssh to connect and ranks to meet (KOLO_START_TIMEOUT)")
-      ->check(CLI::Range(1, 86400));
-  app.add_option(
-      "--network-interface,--network-interfaces", f.network_interface,
-      "interface(s) for rendezvous and data, e.g. eth0 (KOLO_IFACE; the first of a list)");
   app.add_option("--output-filename", f.output_dir,
                  "also write each rank's output to DIR/rank.N/stdout and stderr");
   app.add_flag("--verbose", f.verbose, "print the rank layout and the commands run");
-  app.add_option("--log-level", f.log_level,
-                 "engine log level: TRACE, DEBUG, INFO, WARNING, ERROR, FATAL");
   app.add_flag("--prefix-output-with-timestamp", f.timestamps,
                "prefix every output line with the time");
   app.add_option("--config-file", f.config_file,
                  "YAML file with horovodrun's sections; flags override it");
-  app.add_option("--fusion-threshold-mb", f.fusion_mb,
-                 "fusion buffer size in MiB (0 disables fusion)");
-  app.add_option("--cycle-time-ms", f.cycle_ms, "engine cycle time in milliseconds");
-  app.add_option("--cache-capacity", f.cache_capacity,
-                 "response cache entries (0 disables the cache)");
-  app.add_option("--timeline-filename", f.timeline, "write a timeline (Chrome trace) to this file");
-  app.add_flag("--timeline-mark-cycles", f.mark_cycles, "mark engine cycles in the timeline");
-  app.add_flag("--no-stall-check", f.no_stall_check, "disable the stall inspector");
-  app.add_option("--stall-check-warning-time-seconds", f.stall_warning,
-                 "warn after a stall of this many seconds");
-  app.add_option("--stall-check-shutdown-time-seconds", f.stall_shutdown,
-                 "stop the job after a stall this long");
+  f.settings.add_to(app);
   app.add_option("-x", f.exports,
                  "pass VAR (from this environment) or VAR=value to every rank (repeatable)")
       ->allow_extra_args(false);
@@ -199,19 +179,21 @@ Environment resolve_exports(const std::vector<std::string>& exports, const Envir
   return out;
 }
 
-EngineSettings engine_flags(const CLI::App& app, const RawFlags& f) {
-  EngineSettings s;
-  if (given(app, "--fusion-threshold-mb")) s.fusion_threshold_mb = f.fusion_mb;
-  if (given(app, "--cycle-time-ms")) s.cycle_time_ms = f.cycle_ms;
-  if (given(app, "--cache-capacity")) s.cache_capacity = f.cache_capacity;
-  if (given(app, "--timeline-filename")) s.timeline_filename = f.timeline;
-  if (f.mark_cycles) s.timeline_mark_cycles = true;
-  if (f.no_stall_check) s.stall_check = false;
-  if (given(app, "--stall-check-warning-time-seconds")) s.stall_warning_seconds = f.stall_warning;
-  if (given(app, "--stall-check-shutdown-time-seconds"))
-    s.stall_shutdown_seconds = f.stall_shutdown;
-  if (given(app, "--log-level")) s.log_level = f.log_level;
-  return s;
+// The settings the ranks get from the file and the flags (flags win), and a
+// check of everything the ranks will read, made as they will make it.
+void resolve_settings(const CLI::App& app, const RawFlags& f, const Environment& env,
+                      CliResult& result) {
+  LaunchOptions& o = result.options;
+  if (!f.config_file.empty()) o.settings = load_config_file(f.config_file, &result.warnings);
+  for (auto& [name, value] : f.settings.given(app)) o.settings[name] = value;
+  o.extra_env = resolve_exports(f.exports, env);
+  Environment ranks_see = forwardable_environment(env);
+  for (const auto& [name, value] : o.settings) ranks_see[name] = value;
+  for (const auto& [name, value] : o.extra_env) ranks_see[name] = value;
+  check_rank_settings(ranks_see);
+  // ssh gets as long to connect as the ranks get to meet (whole seconds).
+  if (const std::string timeout = o.setting("KOLO_START_TIMEOUT"); !timeout.empty())
+    o.ssh.connect_timeout = std::chrono::seconds(static_cast<int64_t>(std::ceil(std::stod(timeout))));
 }
 
 // -H or --hostfile as given; empty when neither is.
@@ -384,18 +366,8 @@ CliResult parse_command_line(const std::vector<std::string>& args, const Environ
     else
       resolve_fixed(app, f, o);
 
-    EngineSettings file;
-    if (!f.config_file.empty()) file = load_config_file(f.config_file, &result.warnings);
-    o.engine = engine_flags(app, f).overriding(file);
-    o.engine.validate();
-
-    o.extra_env = resolve_exports(f.exports, env);
+    resolve_settings(app, f, env, result);
     if (app.get_option("--ssh-port")->count() > 0) o.ssh.port = f.ssh_port;
-    if (app.get_option("--start-timeout")->count() > 0) {
-      o.start_timeout_seconds = f.start_timeout;
-      o.ssh.connect_timeout = std::chrono::seconds(f.start_timeout);
-    }
-    o.network_interface = f.network_interface.substr(0, f.network_interface.find(','));
     o.output.timestamps = f.timestamps;
     o.output.directory = f.output_dir;
     o.verbose = f.verbose;

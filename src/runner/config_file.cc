@@ -1,99 +1,110 @@
-// horovodrun's --config-file, read with yaml-cpp.
+// horovodrun's --config-file, read with yaml-cpp. The keys Kolo takes are
+// the config_key of settings in common/settings/table.h.
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "common/errno_text.h"
 #include "common/error.h"
-#include "runner/engine_settings.h"
+#include "common/settings/flags.h"
+#include "common/settings/table.h"
+#include "runner/setting_flags.h"
 
 namespace kolo::runner {
 namespace {
+
+using settings::FlagSpec;
+using settings::Spec;
+
+// horovodrun's sections and keys that mean nothing to Kolo: skipped with a
+// warning, so a horovodrun file still works.
+constexpr std::string_view kIgnoredSections[] = {"autotune", "library_options", "controller"};
+constexpr std::string_view kIgnoredKeys[] = {
+    "params.hierarchical_allreduce", "params.hierarchical_allgather", "logging.with_timestamp"};
+
+const Spec* spec_for_key(const std::string& key) {
+  for (const Spec& spec : settings::kTable)
+    if (!spec.flag.config_key.empty() && spec.flag.config_key == key) return &spec;
+  return nullptr;
+}
+
+bool known_section(const std::string& section) {
+  for (const Spec& spec : settings::kTable) {
+    const std::string_view key = spec.flag.config_key;
+    if (key.substr(0, key.find('.')) == section) return true;
+  }
+  return false;
+}
+
+std::string known_sections() {
+  std::vector<std::string> names;
+  for (const Spec& spec : settings::kTable) {
+    const std::string_view key = spec.flag.config_key;
+    if (key.empty()) continue;
+    std::string section(key.substr(0, key.find('.')));
+    if (std::find(names.begin(), names.end(), section) == names.end()) names.push_back(section);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+template <typename List>
+bool listed(const List& list, const std::string& name) {
+  return std::find(std::begin(list), std::end(list), name) != std::end(list);
+}
 
 class ConfigReader {
  public:
   ConfigReader(std::string origin, std::vector<std::string>* warnings)
       : origin_(std::move(origin)), warnings_(warnings) {}
 
-  EngineSettings read(const YAML::Node& root) {
-    EngineSettings s;
-    if (root.IsNull()) return s;
+  Environment read(const YAML::Node& root) {
+    Environment env;
+    if (root.IsNull()) return env;
     if (!root.IsMap()) fail("", "the file must be a mapping of sections (params:, timeline:, ...)");
     for (const auto& section : root) {
       const std::string name = section.first.as<std::string>();
-      const YAML::Node& body = section.second;
-      if (name == "params") {
-        for_each_key(name, body, {"fusion_threshold_mb", "cycle_time_ms", "cache_capacity"},
-                     {"hierarchical_allreduce", "hierarchical_allgather"},
-                     [&](const std::string& key, const YAML::Node& v) {
-                       if (key == "fusion_threshold_mb")
-                         s.fusion_threshold_mb = as<int64_t>(name, key, v);
-                       if (key == "cycle_time_ms") s.cycle_time_ms = as<double>(name, key, v);
-                       if (key == "cache_capacity") s.cache_capacity = as<int64_t>(name, key, v);
-                     });
-      } else if (name == "timeline") {
-        for_each_key(name, body, {"filename", "mark_cycles"}, {},
-                     [&](const std::string& key, const YAML::Node& v) {
-                       if (key == "filename") s.timeline_filename = as<std::string>(name, key, v);
-                       if (key == "mark_cycles") s.timeline_mark_cycles = as<bool>(name, key, v);
-                     });
-      } else if (name == "stall_check") {
-        for_each_key(name, body, {"enabled", "warning_time_seconds", "shutdown_time_seconds"}, {},
-                     [&](const std::string& key, const YAML::Node& v) {
-                       if (key == "enabled") s.stall_check = as<bool>(name, key, v);
-                       if (key == "warning_time_seconds")
-                         s.stall_warning_seconds = as<int64_t>(name, key, v);
-                       if (key == "shutdown_time_seconds")
-                         s.stall_shutdown_seconds = as<int64_t>(name, key, v);
-                     });
-      } else if (name == "logging") {
-        for_each_key(name, body, {"level"}, {"with_timestamp"},
-                     [&](const std::string& key, const YAML::Node& v) {
-                       if (key == "level") s.log_level = as<std::string>(name, key, v);
-                     });
-      } else if (name == "autotune" || name == "library_options" || name == "controller") {
+      if (known_section(name)) {
+        read_section(name, section.second, env);
+      } else if (listed(kIgnoredSections, name)) {
         warn(fmt::format("section '{}' is horovodrun's but has no effect in Kolo; skipped", name));
       } else {
-        fail(name, "unknown section (known: params, timeline, stall_check, logging)");
+        fail(name, fmt::format("unknown section (known: {})", known_sections()));
       }
     }
-    return s;
+    return env;
   }
 
  private:
-  template <typename Fn>
-  void for_each_key(const std::string& section, const YAML::Node& body, std::set<std::string> known,
-                    std::set<std::string> ignored, Fn&& apply) {
+  void read_section(const std::string& section, const YAML::Node& body, Environment& env) {
     if (body.IsNull()) return;
     if (!body.IsMap()) fail(section, "must be a mapping of keys");
     for (const auto& entry : body) {
-      const std::string key = entry.first.as<std::string>();
-      if (known.count(key)) {
-        apply(key, entry.second);
-      } else if (ignored.count(key)) {
-        warn(fmt::format("{}.{} has no effect in Kolo; skipped", section, key));
+      const std::string key = section + "." + entry.first.as<std::string>();
+      if (const Spec* spec = spec_for_key(key)) {
+        env[std::string(spec->name)] = value(*spec, key, entry.second);
+      } else if (listed(kIgnoredKeys, key)) {
+        warn(fmt::format("{} has no effect in Kolo; skipped", key));
       } else {
-        fail(section + "." + key, "unknown key");
+        fail(key, "unknown key");
       }
     }
   }
 
-  template <typename T>
-  T as(const std::string& section, const std::string& key, const YAML::Node& value) {
-    try {
-      if (!value.IsScalar()) throw YAML::Exception(value.Mark(), "not a single value");
-      return value.as<T>();
-    } catch (const YAML::Exception&) {
-      const char* expected = std::is_same_v<T, bool>          ? "true or false"
-                             : std::is_same_v<T, std::string> ? "a string"
-                             : std::is_integral_v<T>          ? "an integer"
-                                                              : "a number";
-      fail(section + "." + key,
-           fmt::format("must be {} (line {})", expected, value.Mark().line + 1));
+  std::string value(const Spec& spec, const std::string& key, const YAML::Node& node) {
+    if (!node.IsScalar())
+      fail(key, fmt::format("must be a single value (line {})", node.Mark().line + 1));
+    if (spec.flag.form == FlagSpec::Form::kSwitch) {
+      bool on = false;
+      if (!YAML::convert<bool>::decode(node, on))
+        fail(key, fmt::format("must be true or false (line {})", node.Mark().line + 1));
+      return settings::value_from_file_switch(spec, on);
     }
+    return settings::value_from_flag(spec, node.Scalar(),
+                                     fmt::format("config file {}: {}", origin_, key));
   }
 
   void warn(const std::string& message) {
@@ -111,8 +122,8 @@ class ConfigReader {
 
 }  // namespace
 
-EngineSettings parse_config_text(const std::string& text, const std::string& origin,
-                                 std::vector<std::string>* warnings) {
+Environment parse_config_text(const std::string& text, const std::string& origin,
+                              std::vector<std::string>* warnings) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -126,7 +137,7 @@ EngineSettings parse_config_text(const std::string& text, const std::string& ori
   }
 }
 
-EngineSettings load_config_file(const std::string& path, std::vector<std::string>* warnings) {
+Environment load_config_file(const std::string& path, std::vector<std::string>* warnings) {
   std::ifstream in(path);
   if (!in)
     throw InvalidArgument(fmt::format("cannot read config file '{}': {}", path, errno_text(errno)));

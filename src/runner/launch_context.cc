@@ -43,7 +43,8 @@ std::string interface_address(const std::string& name) {
 // address that routes to the first remote host, else the first interface
 // that is up and not loopback.
 std::string reachable_address(const LaunchOptions& options, const std::string& first_remote) {
-  if (!options.network_interface.empty()) return interface_address(options.network_interface);
+  if (const std::string iface = options.setting("KOLO_IFACE"); !iface.empty())
+    return interface_address(iface);
   if (!first_remote.empty()) {
     std::string routed = net::local_address_routing_to(host_address(first_remote));
     if (!routed.empty()) return routed;
@@ -97,8 +98,8 @@ LaunchContext::LaunchContext(const LaunchOptions& options,
   if (!first_remote.empty() || any_remote_later) {
     rendezvous_.address = reachable_address(options, first_remote);
     bind_address_ = "0.0.0.0";
-  } else if (!options.network_interface.empty()) {
-    interface_address(options.network_interface);  // a typo fails here, not in every rank
+  } else if (const std::string iface = options.setting("KOLO_IFACE"); !iface.empty()) {
+    interface_address(iface);  // a typo fails here, not in every rank
   }
   rendezvous_.secret = rendezvous::generate_secret();
   rendezvous::TcpStoreServerOptions server_options;

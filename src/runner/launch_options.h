@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "runner/engine_settings.h"
 #include "runner/hosts.h"
 #include "runner/process.h"
 
@@ -53,12 +52,12 @@ struct LaunchOptions {
   std::vector<HostSlots> hosts;      // empty: localhost with np slots
   std::vector<std::string> command;  // the program and its arguments
   Environment extra_env;             // -x, already resolved to values
-  EngineSettings engine;
+  // KOLO_ variables from the engine-setting flags and --config-file
+  // (runner/setting_flags.h), checked; flags win over the file.
+  Environment settings;
   ElasticOptions elastic;
   SshOptions ssh;
   OutputOptions output;
-  std::optional<int> start_timeout_seconds;  // --start-timeout -> KOLO_START_TIMEOUT
-  std::string network_interface;             // --network-interface -> KOLO_IFACE
   bool verbose = false;
   // When a rank fails or a signal arrives, ranks get this long after
   // SIGTERM (or the forwarded signal) before SIGKILL.
@@ -68,6 +67,12 @@ struct LaunchOptions {
   // Program that runs ranks on remote hosts (kolorun itself, which must be
   // at this path there too); empty: this executable.
   std::string remote_helper;
+
+  // A setting the flags or the file give ("" when they do not).
+  std::string setting(const std::string& name) const {
+    const auto it = settings.find(name);
+    return it == settings.end() ? std::string() : it->second;
+  }
 };
 
 }  // namespace kolo::runner

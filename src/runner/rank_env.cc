@@ -51,10 +51,7 @@ Environment forwardable_environment(const Environment& launcher_env) {
 Environment rank_environment(const Environment& base, const RankSlot& slot,
                              const RendezvousEndpoint& rendezvous, const LaunchOptions& options) {
   Environment env = base;
-  for (const auto& [k, v] : options.engine.to_environment()) env[k] = v;
-  if (options.start_timeout_seconds)
-    env["KOLO_START_TIMEOUT"] = std::to_string(*options.start_timeout_seconds);
-  if (!options.network_interface.empty()) env["KOLO_IFACE"] = options.network_interface;
+  for (const auto& [k, v] : options.settings) env[k] = v;
   for (const auto& [k, v] : options.extra_env) env[k] = v;
   for (const char* prefix : {"KOLO_", "HOROVOD_"}) {
     const std::string p(prefix);

@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "runner/cli.h"
-#include "runner/engine_settings.h"
+#include "runner/setting_flags.h"
 #include "runner/hosts.h"
 #include "runner/rank_layout.h"
 #include "runner/remote_exec.h"
@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case 2: {
         std::vector<std::string> warnings;
-        parse_config_text(input, "fuzz", &warnings).to_environment();
+        parse_config_text(input, "fuzz", &warnings);
         break;
       }
       case 3:

@@ -23,7 +23,10 @@ namespace kolo::testing {
 inline Config engine_config(int rank, int size) {
   Config config;
   config.layout = {rank, size, rank, size, 0, 1};
-  config.tcp = loopback_tcp_options();
+  // loopback_tcp_options() as settings: the backend takes them from there.
+  config.settings.set("KOLO_ADDRESS", "127.0.0.1");
+  config.settings.set("KOLO_START_TIMEOUT", "10");
+  config.settings.set("KOLO_TIMEOUT_SECONDS", "20");
   config.engine.cycle_time = std::chrono::microseconds(500);
   return config;
 }

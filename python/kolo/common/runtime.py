@@ -1,5 +1,6 @@
-"""The process's connection to the job: one engine, its process sets and
-the integer handles of asynchronous operations.
+"""The process's connection to the job: one engine, its process sets, the
+integer handles of asynchronous operations and the operations whose wait was
+interrupted while the engine still ran them.
 
 Horovod's API is module-level (hvd.init(), hvd.rank(), ...), so the binding
 keeps one Runtime per process; the C++ core itself has no globals.
@@ -11,6 +12,7 @@ import threading
 
 from kolo import _core
 from kolo.common.exceptions import WorkerRemovedError
+from kolo.common.pending import InterruptedOperations, PendingOperation, engine_value
 from kolo.common.process_sets import GlobalProcessSet, ProcessSet
 
 
@@ -18,7 +20,8 @@ class Runtime:
     def __init__(self):
         self._engine = None
         self._lock = threading.Lock()
-        self._handles = {}
+        self._handles = {}  # integer handle -> (owning module's name, PendingOperation)
+        self._interrupted = InterruptedOperations()
         self._next_handle = itertools.count(1)
         self._homogeneous = None
         self._hosts_seq = 0  # the last host update this process acted on (elastic)
@@ -53,9 +56,12 @@ class Runtime:
     def shutdown(self):
         with self._lock:
             engine, self._engine = self._engine, None
-            self._handles.clear()
         if engine is not None:
             engine.shutdown()
+        # Only now: the engine may run pending operations until it has shut
+        # down, and afterwards every operation has finished (failed, if not done).
+        self._handles.clear()
+        self._interrupted.drop_finished()
 
     def is_initialized(self):
         return self._engine is not None
@@ -93,7 +99,7 @@ class Runtime:
             seq, changes = engine.host_updates_since(self._hosts_seq)
             seen[:] = (seq, changes)
         handle = engine.broadcast(seen, seen, root=0, name="kolo.elastic.host_updates")
-        self.wait(handle)
+        self.operation([handle], seen).result()
         seq, changes = int(seen[0]), int(seen[1])
         if seq <= self._hosts_seq:
             return None
@@ -111,8 +117,8 @@ class Runtime:
             engine = self.engine()
             mine = np.array([engine.local_size], dtype=np.int64)
             handle = engine.allgather(mine, name="kolo.is_homogeneous")
-            self.wait(handle)
-            sizes = np.from_dlpack(handle.output())
+            sizes = self.operation([handle], mine,
+                                   lambda handles: np.from_dlpack(handles[0].output())).result()
             self._homogeneous = bool((sizes == sizes[0]).all())
         return self._homogeneous
 
@@ -123,8 +129,8 @@ class Runtime:
         if ps.process_set_id is not None:
             raise ValueError(f"kolo: {ps} is already registered")
         handle = self.engine().add_process_set(ps.ranks)
-        self.wait(handle)
-        ps._attach(self, int(handle.value))
+        set_id = self.operation([handle], finish=engine_value).result()
+        ps._attach(self, set_id)
         self._process_sets[ps.process_set_id] = ps
         return ps
 
@@ -152,33 +158,56 @@ class Runtime:
         if self._process_sets.get(process_set.process_set_id) is not process_set:
             return False
         handle = self.engine().remove_process_set(process_set.process_set_id)
-        self.wait(handle)
+        self.operation([handle]).result()
         del self._process_sets[process_set.process_set_id]
         process_set.process_set_id = None
         return True
 
-    # --- handles ---------------------------------------------------------
+    # --- operations and handles ------------------------------------------
 
-    @staticmethod
-    def wait(handle, timeout=None):
-        if not handle.wait(timeout):
-            raise TimeoutError("kolo: operation still running after the timeout")
-        handle.check()
+    def operation(self, handles, buffers=None, finish=None):
+        """A PendingOperation over just-enqueued engine `handles`. `buffers`:
+        every object whose memory the engine may read or write (inputs,
+        contiguous copies, outputs, DLPack views), held until the engine is
+        done with them, also when a wait is interrupted. `finish(handles)`
+        makes the result once all handles succeeded."""
+        self._interrupted.drop_finished()
+        return PendingOperation(handles, buffers, finish, self._interrupted)
 
-    def register(self, pending):
-        """Stores a pending operation (any object) under a new integer handle."""
+    def register(self, operation, owner):
+        """Stores `operation` under a new integer handle (the async API);
+        `owner` names the module (kolo.torch, kolo.numpy) whose poll and
+        synchronize accept the handle."""
         key = next(self._next_handle)
-        self._handles[key] = pending
+        self._handles[key] = (owner, operation)
         return key
 
-    def pending(self, key):
-        try:
-            return self._handles[key]
-        except KeyError:
-            raise ValueError(f"kolo: unknown or already synchronized handle {key}") from None
+    def poll(self, key, owner):
+        return self._registered(key, owner).is_completed()
+
+    def synchronize(self, key, owner):
+        """Waits for the operation behind handle `key` and returns its result
+        or raises its error; the handle is spent then. After an interrupted
+        wait the handle stays valid, so it can be synchronized again."""
+        operation = self._registered(key, owner)
+        operation.wait()
+        self.release(key)
+        return operation.outcome()
 
     def release(self, key):
-        return self._handles.pop(key, None)
+        """Forgets handle `key`; its operation, if still running, is the
+        caller's to hold (PendingOperation.wait keeps an interrupted one)."""
+        self._handles.pop(key, None)
+
+    def _registered(self, key, owner):
+        try:
+            registered_owner, operation = self._handles[key]
+        except KeyError:
+            raise ValueError(f"kolo: unknown or already synchronized handle {key}") from None
+        if registered_owner != owner:
+            raise ValueError(f"{owner}: handle {key} belongs to {registered_owner}; "
+                             "synchronize it there")
+        return operation
 
 
 _runtime = Runtime()

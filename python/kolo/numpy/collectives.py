@@ -15,15 +15,22 @@ every rank involved, from the synchronous call or from synchronize().
 
 import numpy as np
 
+from kolo.common.pending import engine_value
 from kolo.common.process_sets import process_set_id
 from kolo.common.reduce_ops import Average, engine_op_name, resolve_op
 from kolo.common.runtime import runtime
 from kolo.numpy import _arrays
-from kolo.numpy._pending import PendingOp, poll, register, synchronize
+
+_OWNER = "kolo.numpy"
 
 
 def _engine():
     return runtime().engine()
+
+
+def register(operation):
+    """The integer handle of an asynchronous call, for poll() and synchronize()."""
+    return runtime().register(operation, _OWNER)
 
 
 def _name(name):
@@ -78,6 +85,22 @@ def _first_dim_splits(splits):
     return [int(v) for v in values]
 
 
+def _empty_group():
+    """A grouped call on an empty list: nothing to run, an empty result."""
+    return runtime().operation([], None, lambda _: [])
+
+
+def _engine_output(src):
+    """finish() of an operation whose output the engine allocates."""
+    return lambda handles: _arrays.from_engine(handles[0].output(), src.dtype)
+
+
+def _engine_outputs(sources):
+    """finish() of a grouped operation whose outputs the engine allocates."""
+    return lambda handles: [_arrays.from_engine(handle.output(), src.dtype)
+                            for handle, src in zip(handles, sources)]
+
+
 # --- allreduce -------------------------------------------------------------
 
 
@@ -88,7 +111,7 @@ def _allreduce(tensor, op, prescale_factor, postscale_factor, name, process_set)
         src.array, engine_out, op=op, prescale=_scale(prescale_factor, "prescale_factor"),
         postscale=_scale(postscale_factor, "postscale_factor"), name=_name(name),
         process_set=process_set_id(process_set), dtype=src.dtype_name)
-    return PendingOp([handle], (src, engine_out), lambda _: out)
+    return runtime().operation([handle], (src, engine_out), lambda _: out)
 
 
 def _in_place_sources(tensors):
@@ -113,7 +136,7 @@ def _allreduce_in_place(tensor, op, prescale_factor, postscale_factor, name, pro
         src.array, src.array, op=op, prescale=_scale(prescale_factor, "prescale_factor"),
         postscale=_scale(postscale_factor, "postscale_factor"), name=_name(name),
         process_set=process_set_id(process_set), dtype=src.dtype_name)
-    return PendingOp([handle], src, lambda _: copy_back()[0])
+    return runtime().operation([handle], src, lambda _: copy_back()[0])
 
 
 def allreduce(tensor, average=None, name=None, op=None, prescale_factor=1.0,
@@ -165,13 +188,13 @@ def _grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, pro
         engine_outs = [engine for _, engine in pairs]
         finish = lambda _: outs  # noqa: E731
     if not sources:
-        return PendingOp([], None, lambda _: [])
+        return _empty_group()
     handles = _engine().grouped_allreduce(
         [src.array for src in sources], engine_outs, op=op,
         prescale=_scale(prescale_factor, "prescale_factor"),
         postscale=_scale(postscale_factor, "postscale_factor"), name=_name(name),
         process_set=process_set_id(process_set), dtype=_group_dtype(sources))
-    return PendingOp(handles, (sources, engine_outs), finish)
+    return runtime().operation(handles, (sources, engine_outs), finish)
 
 
 def grouped_allreduce(tensors, average=None, name=None, op=None, prescale_factor=1.0,
@@ -212,7 +235,7 @@ def _allgather(tensor, name, process_set):
     src = _arrays.engine_input(tensor)
     handle = _engine().allgather(src.array, name=_name(name),
                                  process_set=process_set_id(process_set), dtype=src.dtype_name)
-    return PendingOp([handle], src, lambda hs: _arrays.from_engine(hs[0].output(), src.dtype))
+    return runtime().operation([handle], src, _engine_output(src))
 
 
 def allgather(tensor, name=None, process_set=None):
@@ -228,12 +251,11 @@ def allgather_async(tensor, name=None, process_set=None):
 def _grouped_allgather(tensors, name, process_set):
     sources = _group_inputs(tensors)
     if not sources:
-        return PendingOp([], None, lambda _: [])
+        return _empty_group()
     handles = _engine().grouped_allgather([src.array for src in sources], name=_name(name),
                                           process_set=process_set_id(process_set),
                                           dtype=_group_dtype(sources))
-    return PendingOp(handles, sources, lambda hs: [
-        _arrays.from_engine(h.output(), src.dtype) for h, src in zip(hs, sources)])
+    return runtime().operation(handles, sources, _engine_outputs(sources))
 
 
 def grouped_allgather(tensors, name=None, process_set=None):
@@ -260,7 +282,7 @@ def _broadcast(tensor, root_rank, name, process_set, in_place):
         finish = lambda _: out  # noqa: E731
     handle = _engine().broadcast(src.array, engine_out, root=root, name=_name(name),
                                  process_set=process_set_id(process_set), dtype=src.dtype_name)
-    return PendingOp([handle], (src, engine_out), finish)
+    return runtime().operation([handle], (src, engine_out), finish)
 
 
 def broadcast(tensor, root_rank, name=None, process_set=None):
@@ -294,7 +316,7 @@ def _alltoall(tensor, splits, name, process_set):
         received = np.asarray(handles[0].received_splits, dtype=np.int32)
         return _arrays.from_engine(handles[0].output(), src.dtype), received
 
-    return PendingOp([handle], src, finish)
+    return runtime().operation([handle], src, finish)
 
 
 def alltoall(tensor, splits=None, name=None, process_set=None):
@@ -318,7 +340,7 @@ def _reducescatter(tensor, op, prescale_factor, postscale_factor, name, process_
         src.array, op=op, prescale=_scale(prescale_factor, "prescale_factor"),
         postscale=_scale(postscale_factor, "postscale_factor"), name=_name(name),
         process_set=process_set_id(process_set), dtype=src.dtype_name)
-    return PendingOp([handle], src, lambda hs: _arrays.from_engine(hs[0].output(), src.dtype))
+    return runtime().operation([handle], src, _engine_output(src))
 
 
 def reducescatter(tensor, name=None, op=Average, process_set=None, prescale_factor=1.0,
@@ -340,14 +362,13 @@ def reducescatter_async(tensor, name=None, op=Average, process_set=None, prescal
 def _grouped_reducescatter(tensors, op, prescale_factor, postscale_factor, name, process_set):
     sources = _group_inputs(tensors)
     if not sources:
-        return PendingOp([], None, lambda _: [])
+        return _empty_group()
     handles = _engine().grouped_reducescatter(
         [src.array for src in sources], op=op,
         prescale=_scale(prescale_factor, "prescale_factor"),
         postscale=_scale(postscale_factor, "postscale_factor"), name=_name(name),
         process_set=process_set_id(process_set), dtype=_group_dtype(sources))
-    return PendingOp(handles, sources, lambda hs: [
-        _arrays.from_engine(h.output(), src.dtype) for h, src in zip(hs, sources)])
+    return runtime().operation(handles, sources, _engine_outputs(sources))
 
 
 def grouped_reducescatter(tensors, name=None, op=Average, process_set=None,
@@ -368,10 +389,24 @@ def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=None
 # --- synchronization -----------------------------------------------------------
 
 
+def poll(handle):
+    """True when the asynchronous operation behind `handle` has finished;
+    synchronize(handle) then returns without blocking."""
+    return runtime().poll(handle, _OWNER)
+
+
+def synchronize(handle):
+    """Waits for the asynchronous operation behind `handle` and returns its
+    result; raises KoloInternalError if it failed. The handle is spent
+    afterwards, unless the wait itself was interrupted (then it may be
+    synchronized again)."""
+    return runtime().synchronize(handle, _OWNER)
+
+
 def barrier(process_set=None):
     """Returns once every rank of the set has called barrier()."""
     handle = _engine().barrier(process_set_id(process_set))
-    PendingOp([handle], None, lambda _: None).result()
+    runtime().operation([handle]).result()
 
 
 def join(process_set=None):
@@ -380,7 +415,7 @@ def join(process_set=None):
     this rank contributing zeros (other collectives fail meanwhile). Blocks
     until all have joined and returns the rank that joined last."""
     handle = _engine().join(process_set_id(process_set))
-    return PendingOp([handle], None, lambda hs: int(hs[0].value)).result()
+    return runtime().operation([handle], finish=engine_value).result()
 
 
 __all__ = [

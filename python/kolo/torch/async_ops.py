@@ -1,39 +1,27 @@
 """Horovod's asynchronous torch ops: each enqueues on the engine and returns
 an integer handle; poll() asks whether it finished and synchronize() waits
 and returns the output. In-place variants (trailing underscore) write into
-the given tensor. Every input stays referenced until synchronize()."""
+the given tensor. Every tensor the engine reads or writes stays referenced
+until the engine is done with it (kolo.common.pending), also when a wait is
+interrupted."""
 
 import torch
 
+from kolo.common.pending import engine_value
 from kolo.common.process_sets import process_set_id
 from kolo.common.reduce_ops import Average, engine_op_name, resolve_op
 from kolo.common.runtime import runtime
 from kolo.torch.tensors import check_writable, engine_view, from_engine, new_output
 
 _GLOBAL = 0
-
-
-class _Pending:
-    """Engine handles of one user-visible operation and how to finish it."""
-
-    def __init__(self, handles, finish, keep):
-        self.handles = handles
-        self.finish = finish
-        self.keep = keep  # tensors the engine reads or writes until it is done
-
-    def is_completed(self):
-        return all(h.is_completed() for h in self.handles)
-
-    def result(self):
-        for h in self.handles:
-            h.wait()
-        for h in self.handles:
-            h.check()
-        return self.finish()
+_OWNER = "kolo.torch"
 
 
 def _register(handles, finish, keep):
-    return runtime().register(_Pending(handles, finish, keep))
+    """The integer handle of an operation whose `handles` the engine just
+    enqueued; `keep`: every tensor it reads or writes, `finish(handles)` its
+    result."""
+    return runtime().register(runtime().operation(handles, keep, finish), _OWNER)
 
 
 def _engine():
@@ -51,7 +39,18 @@ def _check_group(tensors):
 
 def _empty_group():
     """An empty group is nothing to do (as in kolo.numpy): no collective runs."""
-    return _register([], lambda: [], ())
+    return _register([], lambda _: [], ())
+
+
+def _engine_output(tensor):
+    """finish() of an operation whose output the engine allocates."""
+    return lambda handles: from_engine(handles[0].output(), tensor.dtype)
+
+
+def _engine_outputs(tensors):
+    """finish() of a grouped operation whose outputs the engine allocates."""
+    return lambda handles: [from_engine(handle.output(), tensor.dtype)
+                            for handle, tensor in zip(handles, tensors)]
 
 
 def _group_views(tensors):
@@ -72,7 +71,7 @@ def _allreduce(tensor, output, name, op, average, prescale_factor, postscale_fac
     handle = _engine().allreduce(src, dst, op=engine_op_name(op), prescale=prescale_factor,
                                  postscale=postscale_factor, name=_name(name),
                                  process_set=process_set_id(process_set), dtype=dtype)
-    return _register([handle], lambda: output, (tensor, src, dst))
+    return _register([handle], lambda _: output, (tensor, src, dst))
 
 
 def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0,
@@ -103,7 +102,7 @@ def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, pos
                                           prescale=prescale_factor, postscale=postscale_factor,
                                           name=_name(name),
                                           process_set=process_set_id(process_set), dtype=dtype)
-    return _register(handles, lambda: list(outputs), (tensors, srcs, dsts))
+    return _register(handles, lambda _: list(outputs), (tensors, srcs, dsts))
 
 
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0,
@@ -131,7 +130,7 @@ def allgather_async(tensor, name=None, process_set=_GLOBAL):
     src, dtype = engine_view(tensor)
     handle = _engine().allgather(src, name=_name(name), process_set=process_set_id(process_set),
                                  dtype=dtype)
-    return _register([handle], lambda: from_engine(handle.output(), tensor.dtype), (tensor, src))
+    return _register([handle], _engine_output(tensor), (tensor, src))
 
 
 def grouped_allgather_async(tensors, name=None, process_set=_GLOBAL):
@@ -141,10 +140,7 @@ def grouped_allgather_async(tensors, name=None, process_set=_GLOBAL):
     srcs, dtype = _group_views(tensors)
     handles = _engine().grouped_allgather(srcs, name=_name(name),
                                           process_set=process_set_id(process_set), dtype=dtype)
-    return _register(
-        handles,
-        lambda: [from_engine(h.output(), t.dtype) for h, t in zip(handles, tensors)],
-        (tensors, srcs))
+    return _register(handles, _engine_outputs(tensors), (tensors, srcs))
 
 
 # --- broadcast ---------------------------------------------------------------
@@ -156,7 +152,7 @@ def _broadcast(tensor, output, root_rank, name, process_set):
     dst, _ = engine_view(output)
     handle = _engine().broadcast(src, dst, root=root, name=_name(name), process_set=ps,
                                  dtype=dtype)
-    return _register([handle], lambda: output, (tensor, src, dst))
+    return _register([handle], lambda _: output, (tensor, src, dst))
 
 
 def broadcast_async(tensor, root_rank, name=None, process_set=_GLOBAL):
@@ -190,9 +186,9 @@ def alltoall_async(tensor, splits=None, name=None, process_set=_GLOBAL):
     handle = _engine().alltoall(src, splits=_splits_list(splits), name=_name(name),
                                 process_set=process_set_id(process_set), dtype=dtype)
 
-    def finish():
-        received = torch.tensor(handle.received_splits, dtype=torch.int32)
-        return from_engine(handle.output(), tensor.dtype), received
+    def finish(handles):
+        received = torch.tensor(handles[0].received_splits, dtype=torch.int32)
+        return from_engine(handles[0].output(), tensor.dtype), received
 
     return _register([handle], finish, (tensor, src))
 
@@ -208,7 +204,7 @@ def reducescatter_async(tensor, name=None, op=Average, process_set=_GLOBAL, pres
     handle = _engine().reducescatter(src, op=engine_op_name(op), prescale=prescale_factor,
                                      postscale=postscale_factor, name=_name(name),
                                      process_set=process_set_id(process_set), dtype=dtype)
-    return _register([handle], lambda: from_engine(handle.output(), tensor.dtype), (tensor, src))
+    return _register([handle], _engine_output(tensor), (tensor, src))
 
 
 def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=_GLOBAL,
@@ -223,32 +219,38 @@ def grouped_reducescatter_async(tensors, name=None, op=Average, process_set=_GLO
                                               postscale=postscale_factor, name=_name(name),
                                               process_set=process_set_id(process_set),
                                               dtype=dtype)
-    return _register(
-        handles,
-        lambda: [from_engine(h.output(), t.dtype) for h, t in zip(handles, tensors)],
-        (tensors, srcs))
+    return _register(handles, _engine_outputs(tensors), (tensors, srcs))
 
 
 # --- completion ----------------------------------------------------------------
 
 def poll(handle):
     """True once the operation behind `handle` finished (successfully or not)."""
-    return runtime().pending(handle).is_completed()
+    return runtime().poll(handle, _OWNER)
 
 
 def synchronize(handle):
     """Waits for the operation and returns its output; raises
-    KoloInternalError if it failed. The handle is released either way."""
-    pending = runtime().pending(handle)
+    KoloInternalError if it failed. The handle is spent then, failed or not;
+    after an interrupted wait (Ctrl-C) it stays valid and may be synchronized
+    again."""
+    return runtime().synchronize(handle, _OWNER)
+
+
+def result(handle):
+    """synchronize() for a handle that never leaves kolo.torch (the
+    synchronous ops): it is spent even when the wait is interrupted, as
+    nobody could synchronize it again. The runtime still keeps the
+    operation's tensors until the engine is done with them."""
     try:
-        return pending.result()
+        return synchronize(handle)
     finally:
         runtime().release(handle)
 
 
 def barrier(process_set=_GLOBAL):
     """Returns once every rank of the set reached the barrier."""
-    runtime().wait(_engine().barrier(process_set_id(process_set)))
+    runtime().operation([_engine().barrier(process_set_id(process_set))]).result()
 
 
 def join(device=-1, process_set=_GLOBAL):
@@ -256,5 +258,4 @@ def join(device=-1, process_set=_GLOBAL):
     other ranks' allreduces is zeros. Returns the last rank to join."""
     del device  # CPU only; kept for Horovod's signature
     handle = _engine().join(process_set_id(process_set))
-    runtime().wait(handle)
-    return int(handle.value)
+    return runtime().operation([handle], finish=engine_value).result()

@@ -10,7 +10,7 @@ import torch
 
 from kolo.common.basics import global_process_set
 from kolo.common.runtime import runtime
-from kolo.torch.async_ops import allgather_async, broadcast_async_, synchronize
+from kolo.torch.async_ops import allgather_async, broadcast_async_, result
 
 
 def _rank():
@@ -22,7 +22,7 @@ def _broadcast_all(named_tensors, root_rank, process_set):
     handles = [broadcast_async_(tensor, root_rank, name=name, process_set=process_set)
                for name, tensor in named_tensors]
     for handle in handles:
-        synchronize(handle)
+        result(handle)
 
 
 # --- parameters -----------------------------------------------------------------
@@ -138,12 +138,10 @@ def broadcast_object(obj, root_rank=0, name=None, process_set=global_process_set
         length = torch.tensor([payload.numel()], dtype=torch.int64)
     else:
         length = torch.zeros(1, dtype=torch.int64)
-    synchronize(broadcast_async_(length, root_rank, name=f"{base}.size",
-                                 process_set=process_set))
+    result(broadcast_async_(length, root_rank, name=f"{base}.size", process_set=process_set))
     if _rank() != root_rank:
         payload = torch.empty(int(length), dtype=torch.uint8)
-    synchronize(broadcast_async_(payload, root_rank, name=f"{base}.bytes",
-                                 process_set=process_set))
+    result(broadcast_async_(payload, root_rank, name=f"{base}.bytes", process_set=process_set))
     return obj if _rank() == root_rank else _from_tensor(payload)
 
 
@@ -154,8 +152,8 @@ def allgather_object(obj, name=None, process_set=global_process_set):
     length = torch.tensor([payload.numel()], dtype=torch.int64)
     lengths_handle = allgather_async(length, name=f"{base}.size", process_set=process_set)
     bytes_handle = allgather_async(payload, name=f"{base}.bytes", process_set=process_set)
-    lengths = synchronize(lengths_handle).tolist()
-    gathered = synchronize(bytes_handle)
+    lengths = result(lengths_handle).tolist()
+    gathered = result(bytes_handle)
     return [_from_tensor(chunk) for chunk in torch.split(gathered, lengths)]
 
 

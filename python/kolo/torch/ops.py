@@ -25,14 +25,14 @@ class _Allreduce(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, process_set):
         ctx.args = (op, prescale_factor, postscale_factor, process_set)
-        return _async.synchronize(_async.allreduce_async(
+        return _async.result(_async.allreduce_async(
             tensor, name=name, op=op, prescale_factor=prescale_factor,
             postscale_factor=postscale_factor, process_set=process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
         op, prescale, postscale, process_set = ctx.args
-        grad = _async.synchronize(_async.allreduce_async(
+        grad = _async.result(_async.allreduce_async(
             grad_output.contiguous(), op=op, prescale_factor=prescale,
             postscale_factor=postscale, process_set=process_set))
         return grad, None, None, None, None, None
@@ -52,7 +52,7 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none, op=
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                postscale_factor=1.0, process_set=_GLOBAL):
     """Reduces `tensor` in place and returns it."""
-    return _async.synchronize(_async.allreduce_async_(
+    return _async.result(_async.allreduce_async_(
         tensor, average=average, name=name, op=op, prescale_factor=prescale_factor,
         postscale_factor=postscale_factor, process_set=process_set))
 
@@ -61,14 +61,14 @@ class _GroupedAllreduce(torch.autograd.Function):
     @staticmethod
     def forward(ctx, name, op, prescale_factor, postscale_factor, process_set, *tensors):
         ctx.args = (op, prescale_factor, postscale_factor, process_set)
-        return tuple(_async.synchronize(_async.grouped_allreduce_async(
+        return tuple(_async.result(_async.grouped_allreduce_async(
             list(tensors), name=name, op=op, prescale_factor=prescale_factor,
             postscale_factor=postscale_factor, process_set=process_set)))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
         op, prescale, postscale, process_set = ctx.args
-        grads = _async.synchronize(_async.grouped_allreduce_async(
+        grads = _async.result(_async.grouped_allreduce_async(
             [g.contiguous() for g in grad_outputs], op=op, prescale_factor=prescale,
             postscale_factor=postscale, process_set=process_set))
         return (None, None, None, None, None, *grads)
@@ -86,14 +86,14 @@ def grouped_allreduce(tensors, average=None, name=None, compression=Compression.
 
 def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0,
                        postscale_factor=1.0, process_set=_GLOBAL):
-    return _async.synchronize(_async.grouped_allreduce_async_(
+    return _async.result(_async.grouped_allreduce_async_(
         tensors, average=average, name=name, op=op, prescale_factor=prescale_factor,
         postscale_factor=postscale_factor, process_set=process_set))
 
 
 def _own_rows(grad, rows, process_set):
     """This rank's slice of an allgathered gradient (rows differ per rank)."""
-    counts = _async.synchronize(_async.allgather_async(
+    counts = _async.result(_async.allgather_async(
         torch.tensor([rows], dtype=torch.int64), process_set=process_set))
     _, me = _set_size_and_rank(process_set)
     offset = int(counts[:me].sum())
@@ -105,12 +105,12 @@ class _Allgather(torch.autograd.Function):
     def forward(ctx, tensor, name, process_set):
         ctx.rows = tensor.shape[0] if tensor.dim() > 0 else 1
         ctx.process_set = process_set
-        return _async.synchronize(_async.allgather_async(tensor, name=name,
-                                                         process_set=process_set))
+        return _async.result(_async.allgather_async(tensor, name=name,
+                                                    process_set=process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
-        reduced = _async.synchronize(_async.allreduce_async(
+        reduced = _async.result(_async.allreduce_async(
             grad_output.contiguous(), op=Average, process_set=ctx.process_set))
         return _own_rows(reduced, ctx.rows, ctx.process_set), None, None
 
@@ -125,12 +125,12 @@ class _GroupedAllgather(torch.autograd.Function):
     def forward(ctx, name, process_set, *tensors):
         ctx.rows = [t.shape[0] if t.dim() > 0 else 1 for t in tensors]
         ctx.process_set = process_set
-        return tuple(_async.synchronize(_async.grouped_allgather_async(
+        return tuple(_async.result(_async.grouped_allgather_async(
             list(tensors), name=name, process_set=process_set)))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        reduced = _async.synchronize(_async.grouped_allreduce_async(
+        reduced = _async.result(_async.grouped_allreduce_async(
             [g.contiguous() for g in grad_outputs], op=Average, process_set=ctx.process_set))
         grads = [_own_rows(g, rows, ctx.process_set) for g, rows in zip(reduced, ctx.rows)]
         return (None, None, *grads)
@@ -145,12 +145,12 @@ class _Broadcast(torch.autograd.Function):
     def forward(ctx, tensor, root_rank, name, process_set):
         ctx.root_rank = root_rank
         ctx.process_set = process_set
-        return _async.synchronize(_async.broadcast_async(tensor, root_rank, name=name,
-                                                         process_set=process_set))
+        return _async.result(_async.broadcast_async(tensor, root_rank, name=name,
+                                                    process_set=process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
-        reduced = _async.synchronize(_async.allreduce_async(
+        reduced = _async.result(_async.allreduce_async(
             grad_output.contiguous(), op=Average, process_set=ctx.process_set))
         if runtime().engine().rank != ctx.root_rank:
             reduced.zero_()
@@ -165,14 +165,14 @@ def broadcast(tensor, root_rank, name=None, process_set=_GLOBAL):
 
 def broadcast_(tensor, root_rank, name=None, process_set=_GLOBAL):
     """Overwrites `tensor` with root_rank's value and returns it."""
-    return _async.synchronize(_async.broadcast_async_(tensor, root_rank, name=name,
-                                                      process_set=process_set))
+    return _async.result(_async.broadcast_async_(tensor, root_rank, name=name,
+                                                 process_set=process_set))
 
 
 class _Alltoall(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, splits, name, process_set):
-        output, received = _async.synchronize(_async.alltoall_async(
+        output, received = _async.result(_async.alltoall_async(
             tensor, splits=splits, name=name, process_set=process_set))
         ctx.received = received
         ctx.process_set = process_set
@@ -181,7 +181,7 @@ class _Alltoall(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output, _received_grad):
-        grad, _ = _async.synchronize(_async.alltoall_async(
+        grad, _ = _async.result(_async.alltoall_async(
             grad_output.contiguous(), splits=ctx.received, process_set=ctx.process_set))
         return grad, None, None, None
 
@@ -195,7 +195,7 @@ def alltoall(tensor, splits=None, name=None, process_set=_GLOBAL):
 
 
 def _reducescatter_grad(grad_outputs, op, process_set):
-    gathered = _async.synchronize(_async.grouped_allgather_async(
+    gathered = _async.result(_async.grouped_allgather_async(
         [g.contiguous() for g in grad_outputs], process_set=process_set))
     if op == Average:
         n, _ = _set_size_and_rank(process_set)
@@ -208,7 +208,7 @@ class _Reducescatter(torch.autograd.Function):
     def forward(ctx, tensor, name, op, process_set, prescale_factor, postscale_factor):
         ctx.op = op
         ctx.process_set = process_set
-        return _async.synchronize(_async.reducescatter_async(
+        return _async.result(_async.reducescatter_async(
             tensor, name=name, op=op, process_set=process_set,
             prescale_factor=prescale_factor, postscale_factor=postscale_factor))
 
@@ -234,7 +234,7 @@ class _GroupedReducescatter(torch.autograd.Function):
     def forward(ctx, name, op, process_set, prescale_factor, postscale_factor, *tensors):
         ctx.op = op
         ctx.process_set = process_set
-        return tuple(_async.synchronize(_async.grouped_reducescatter_async(
+        return tuple(_async.result(_async.grouped_reducescatter_async(
             list(tensors), name=name, op=op, process_set=process_set,
             prescale_factor=prescale_factor, postscale_factor=postscale_factor)))
 

@@ -17,7 +17,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from kolo.common.basics import global_process_set
 from kolo.common.reduce_ops import Sum
 from kolo.common.runtime import runtime
-from kolo.torch.async_ops import allgather_async, allreduce_async, synchronize
+from kolo.torch.async_ops import allgather_async, allreduce_async, result
 
 
 def _channel_view(t, dim):
@@ -38,8 +38,8 @@ class _SyncBatchNormFunction(torch.autograd.Function):
             var = mean = x.new_zeros(channels)
         local = torch.cat([torch.tensor([float(count)], dtype=torch.float64),
                            mean.double(), var.double()]).unsqueeze(0)
-        stats = synchronize(allgather_async(local, name="sync_batch_norm.stats",
-                                            process_set=process_set))
+        stats = result(allgather_async(local, name="sync_batch_norm.stats",
+                                       process_set=process_set))
         counts = stats[:, :1]
         means, variances = stats[:, 1:1 + channels], stats[:, 1 + channels:]
         total = float(counts.sum())
@@ -78,9 +78,9 @@ class _SyncBatchNormFunction(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             # dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)),
             # the means taken over the whole batch of every rank.
-            both = synchronize(allreduce_async(torch.cat([sum_dy, sum_dy_xhat]), op=Sum,
-                                               name="sync_batch_norm.grad_stats",
-                                               process_set=ctx.process_set))
+            both = result(allreduce_async(torch.cat([sum_dy, sum_dy_xhat]), op=Sum,
+                                          name="sync_batch_norm.grad_stats",
+                                          process_set=ctx.process_set))
             channels = x.shape[1]
             mean_dy = both[:channels] / ctx.total
             mean_dy_xhat = both[channels:] / ctx.total

@@ -4,13 +4,13 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
-
 #if defined(KOLO_REDUCE_X86)
 #include <cpuid.h>
 #endif
 
+#include "common/error.h"
 #include "common/logging.h"
+#include "common/settings/values.h"
 
 namespace kolo::reduce::simd {
 namespace {
@@ -98,10 +98,17 @@ Level resolve_level(std::optional<std::string_view> request, Level best, std::st
 Level active_level() {
   // A function-local constant: the CPU and the environment are read once,
   // thread-safely, on the first reduction.
+  // Config::FromEnv refuses a bad KOLO_SIMD at init; code that reduces
+  // without an engine (tools, tests) gets auto and a warning instead.
   static const Level level = [] {
-    const char* value = std::getenv("KOLO_SIMD");
-    std::optional<std::string_view> request;
-    if (value != nullptr) request = value;
+    std::string request_text;
+    try {
+      request_text = settings::read_one("KOLO_SIMD");
+    } catch (const InvalidArgument& e) {
+      KOLO_LOG_WARNING("{}; using auto", e.what());
+      request_text = "auto";
+    }
+    const std::optional<std::string_view> request = request_text;
     std::string note;
     const Level chosen = resolve_level(request, best_level(), &note);
     // A capped request is expected on mixed clusters (one KOLO_SIMD for all

@@ -1,5 +1,5 @@
-// Settings of the shared-memory transport; filled by Config::FromEnv (see
-// docs/config.md).
+// Settings of the shared-memory transport; filled from the job's settings by
+// shm_options_from (shm_settings.h; see docs/config.md).
 #pragma once
 
 #include <chrono>

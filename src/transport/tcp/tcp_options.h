@@ -1,4 +1,5 @@
-// Settings of the TCP transport; filled by Config::FromEnv (see docs/config.md).
+// Settings of the TCP transport; filled from the job's settings by
+// tcp_options_from (tcp_settings.h; see docs/config.md).
 #pragma once
 
 #include <algorithm>
@@ -19,7 +20,8 @@ struct TcpOptions {
   // normally the rendezvous server's host.
   std::string route_hint;
   // How long to keep retrying connections and waiting for peers to publish
-  // their addresses while the mesh is built (KOLO_CONNECT_TIMEOUT_SECONDS).
+  // their addresses while the mesh is built (KOLO_START_TIMEOUT, the same
+  // limit as for reaching the store).
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(60)};
   // Longest wait for any single send or receive before it fails naming the
   // peer (KOLO_TIMEOUT_SECONDS).

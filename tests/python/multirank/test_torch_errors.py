@@ -3,9 +3,11 @@
 every rank with KoloInternalError naming the tensor and what differs; the
 engine keeps working afterwards."""
 
+import numpy as np
 import pytest
 import torch
 
+import kolo.numpy
 import kolo.torch as hvd
 
 
@@ -90,3 +92,15 @@ def test_handle_is_released_after_synchronize():
     hvd.synchronize(handle)
     with pytest.raises(ValueError, match="already synchronized"):
         hvd.synchronize(handle)
+
+
+def test_handles_belong_to_the_module_that_made_them():
+    numpy_handle = kolo.numpy.allreduce_async(np.ones(2), op=kolo.numpy.Sum, name="err.numpy")
+    torch_handle = hvd.allreduce_async(torch.ones(2), op=hvd.Sum, name="err.torch")
+    with pytest.raises(ValueError, match="belongs to kolo.numpy"):
+        hvd.synchronize(numpy_handle)
+    with pytest.raises(ValueError, match="belongs to kolo.torch"):
+        kolo.numpy.poll(torch_handle)
+    # A refused handle stays valid in its own module.
+    np.testing.assert_array_equal(kolo.numpy.synchronize(numpy_handle), np.full(2, hvd.size()))
+    assert torch.equal(hvd.synchronize(torch_handle), torch.full((2,), float(hvd.size())))

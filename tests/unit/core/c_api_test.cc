@@ -383,7 +383,8 @@ TEST_F(CApi, TwoRanksInitShutdownInitWaitTimeoutAndErrors) {
   peer.rendezvous.port = server.port();
   peer.rendezvous.secret = server_options.secret;
   peer.rendezvous.timeout = 20s;
-  peer.tcp = testing::loopback_tcp_options();
+  peer.settings.set("KOLO_ADDRESS", "127.0.0.1");  // loopback_tcp_options() as settings
+  peer.settings.set("KOLO_TIMEOUT_SECONDS", "20");
 
   for (int round = 0; round < 3; ++round) {
     std::promise<void> checked;

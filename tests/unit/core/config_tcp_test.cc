@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "core/config.h"
+#include "transport/tcp/tcp_settings.h"
 
 namespace kolo {
 namespace {
@@ -29,21 +30,26 @@ std::string rejection(const char* name, const char* value) {
   return "";
 }
 
+transport::tcp::TcpOptions tcp_from_env() {
+  return transport::tcp::tcp_options_from(Config::FromEnv().settings);
+}
+
 TEST(ConfigTcp, StreamsDefaultToOne) {
-  Config c = Config::FromEnv();
-  EXPECT_EQ(c.tcp.streams, 1);
-  EXPECT_EQ(c.tcp.stripe_threshold, 256u << 10);
-  EXPECT_NE(c.Describe().find("streams=1 stripe_threshold=262144"), std::string::npos) << c.Describe();
+  EXPECT_EQ(tcp_from_env().streams, 1);
+  EXPECT_EQ(tcp_from_env().stripe_threshold, 256u << 10);
+  const std::string described = Config::FromEnv().Describe();
+  EXPECT_NE(described.find("KOLO_TCP_STREAMS=1 KOLO_TCP_CONGESTION=auto KOLO_TCP_STRIPE_BYTES=262144"),
+            std::string::npos)
+      << described;
 }
 
 TEST(ConfigTcp, StreamsAndStripeBytesFromTheEnvironment) {
   ScopedVar streams("KOLO_TCP_STREAMS", "4");
   ScopedVar bytes("KOLO_TCP_STRIPE_BYTES", "1M");
-  Config c = Config::FromEnv();
-  EXPECT_EQ(c.tcp.streams, 4);
-  EXPECT_EQ(c.tcp.stripe_threshold, 1u << 20);
+  EXPECT_EQ(tcp_from_env().streams, 4);
+  EXPECT_EQ(tcp_from_env().stripe_threshold, 1u << 20);
   ScopedVar most("KOLO_TCP_STREAMS", "16");
-  EXPECT_EQ(Config::FromEnv().tcp.streams, 16);
+  EXPECT_EQ(tcp_from_env().streams, 16);
 }
 
 TEST(ConfigTcp, BadValuesNameTheVariable) {
@@ -59,19 +65,17 @@ TEST(ConfigTcp, BadValuesNameTheVariable) {
 }
 
 TEST(ConfigTcp, CongestionDefaultsToAutoAndTakesANameOrSystem) {
-  Config c = Config::FromEnv();
-  EXPECT_EQ(c.tcp.congestion, "auto");
-  EXPECT_NE(c.Describe().find("congestion=auto"), std::string::npos) << c.Describe();
+  EXPECT_EQ(tcp_from_env().congestion, "auto");
   for (const char* value : {"system", "reno", "cubic", "bbr", "my_cc-2"}) {
     ScopedVar var("KOLO_TCP_CONGESTION", value);
-    EXPECT_EQ(Config::FromEnv().tcp.congestion, value);
+    EXPECT_EQ(tcp_from_env().congestion, value);
   }
 }
 
 TEST(ConfigTcp, CongestionThatCannotBeANameIsRefused) {
   for (const char* value : {"two words", "cubic;reno", "a-name-of-16-chr"}) {
     std::string what = rejection("KOLO_TCP_CONGESTION", value);
-    EXPECT_NE(what.find("KOLO_TCP_CONGESTION='" + std::string(value) + "' is not a setting"), std::string::npos)
+    EXPECT_NE(what.find("KOLO_TCP_CONGESTION='" + std::string(value) + "' is not a name"), std::string::npos)
         << value << ": " << what;
   }
 }

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "core/config.h"
+#include "transport/shm/shm_settings.h"
 
 namespace kolo {
 namespace {
@@ -71,7 +72,7 @@ TEST(Config, HorovodNamesAreAliasesAndKoloNamesWin) {
   EXPECT_FALSE(c.engine.stall_check_enabled);
   EXPECT_EQ(c.engine.stall_warning_time, std::chrono::seconds(5));
   EXPECT_EQ(c.engine.stall_shutdown_time, std::chrono::seconds(20));
-  EXPECT_NE(c.Describe().find("cache_capacity=9"), std::string::npos);
+  EXPECT_NE(c.Describe().find("KOLO_CACHE_CAPACITY=9"), std::string::npos) << c.Describe();
 }
 
 void expect_rejected(const char* name, const char* value, const std::string& part) {
@@ -98,28 +99,33 @@ TEST(Config, BadEngineValuesNameTheVariable) {
   }
 }
 
+transport::shm::ShmOptions shm_from_env() {
+  return transport::shm::shm_options_from(Config::FromEnv().settings);
+}
+
 TEST(Config, SharedMemorySingleCopyModes) {
   using transport::shm::SingleCopy;
-  EXPECT_EQ(Config::FromEnv().shm.single_copy, SingleCopy::kAuto);
-  EXPECT_EQ(Config::FromEnv().shm.single_copy_bytes, 32u * 1024);
+  EXPECT_EQ(shm_from_env().single_copy, SingleCopy::kAuto);
+  EXPECT_EQ(shm_from_env().single_copy_bytes, 32u * 1024);
   for (auto [text, mode] : {std::pair{"auto", SingleCopy::kAuto}, std::pair{"1", SingleCopy::kOn},
                             std::pair{"on", SingleCopy::kOn}, std::pair{"0", SingleCopy::kOff},
                             std::pair{"off", SingleCopy::kOff}}) {
     ScopedEnv env{{"KOLO_SHM_SINGLE_COPY", text}, {"KOLO_SHM_SINGLE_COPY_BYTES", "1M"}};
-    const Config c = Config::FromEnv();
-    EXPECT_EQ(c.shm.single_copy, mode) << text;
-    EXPECT_EQ(c.shm.single_copy_bytes, 1u << 20);
+    const transport::shm::ShmOptions shm = shm_from_env();
+    EXPECT_EQ(shm.single_copy, mode) << text;
+    EXPECT_EQ(shm.single_copy_bytes, 1u << 20);
   }
   expect_rejected("KOLO_SHM_SINGLE_COPY", "sometimes", "KOLO_SHM_SINGLE_COPY");
   expect_rejected("KOLO_SHM_SINGLE_COPY_BYTES", "big", "KOLO_SHM_SINGLE_COPY_BYTES");
 }
 
 TEST(Config, SharedMemoryStreamingThreshold) {
-  EXPECT_EQ(Config::FromEnv().shm.streaming_bytes, size_t{16} << 20);
-  EXPECT_NE(Config::FromEnv().Describe().find("shm_streaming_bytes=16777216"), std::string::npos);
+  EXPECT_EQ(shm_from_env().streaming_bytes, size_t{16} << 20);
+  EXPECT_NE(Config::FromEnv().Describe().find("KOLO_SHM_STREAMING_BYTES=16777216"),
+            std::string::npos);
   {
     ScopedEnv env{{"KOLO_SHM_STREAMING_BYTES", "8M"}};
-    EXPECT_EQ(Config::FromEnv().shm.streaming_bytes, size_t{8} << 20);
+    EXPECT_EQ(shm_from_env().streaming_bytes, size_t{8} << 20);
   }
   expect_rejected("KOLO_SHM_STREAMING_BYTES", "lots", "KOLO_SHM_STREAMING_BYTES");
 }

@@ -54,7 +54,7 @@ TEST(EngineTimeline, ContainsEveryPhaseAndParsesAfterShutdown) {
   std::string path = temp_path("init");
   testing::EngineRunOptions run;
   run.configure = [&](Config& c) {
-    c.shm.enabled = false;  // over TCP, fused tensors go through the fusion buffer
+    c.settings.set("KOLO_SHM", "0");  // over TCP, fused tensors go through the fusion buffer
     if (c.layout.rank == 0) {
       c.engine.timeline_path = path;
       c.engine.timeline_mark_cycles = true;

@@ -58,7 +58,7 @@ TEST(CliTest, EngineFlagsBecomeEnvironment) {
              "--timeline-mark-cycles", "--no-stall-check", "--stall-check-warning-time-seconds",
              "30", "--stall-check-shutdown-time-seconds", "90", "--log-level", "FATAL", "prog"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
-  EXPECT_EQ(r.options.engine.to_environment(),
+  EXPECT_EQ(r.options.settings,
             (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
                          {"KOLO_CYCLE_TIME", "2.5"},
                          {"KOLO_CACHE_CAPACITY", "0"},
@@ -73,7 +73,7 @@ TEST(CliTest, EngineFlagsBecomeEnvironment) {
 TEST(CliTest, NoEngineFlagsExportNothing) {
   CliResult r = parse({"-np", "1", "prog"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch);
-  EXPECT_TRUE(r.options.engine.to_environment().empty());
+  EXPECT_TRUE(r.options.settings.empty());
 }
 
 TEST(CliTest, ExportsTakeValuesOrTheLaunchersEnvironment) {
@@ -95,8 +95,8 @@ TEST(CliTest, SshAndOutputFlags) {
   EXPECT_EQ(r.options.ssh.known_hosts_file, "/k/known");
   EXPECT_EQ(r.options.ssh.options, (std::vector<std::string>{"ProxyJump=gw", "Compression=yes"}));
   EXPECT_EQ(r.options.ssh.connect_timeout, std::chrono::seconds(20));
-  EXPECT_EQ(r.options.start_timeout_seconds, 20);
-  EXPECT_EQ(r.options.network_interface, "eth1");
+  EXPECT_EQ(r.options.setting("KOLO_START_TIMEOUT"), "20");
+  EXPECT_EQ(r.options.setting("KOLO_IFACE"), "eth1");
   EXPECT_EQ(r.options.output.directory, "/tmp/out");
   EXPECT_TRUE(r.options.output.timestamps);
 }
@@ -122,12 +122,48 @@ TEST(CliTest, BadInputExitsWithCodeTwo) {
                "cannot read hostfile");
   expect_error({"-np", "2", "-p", "70000", "prog"}, "--ssh-port");
   expect_error({"-np", "2", "--ssh-host-key-checking", "maybe", "prog"}, "--ssh-host-key-checking");
-  expect_error({"-np", "2", "--log-level", "LOUD", "prog"}, "--log-level 'LOUD' is not one of");
+  expect_error({"-np", "2", "--log-level", "LOUD", "prog"},
+               "--log-level LOUD: KOLO_LOG_LEVEL='LOUD' is not one of");
   expect_error({"-np", "2", "--fusion-threshold-mb", "-1", "prog"},
-               "--fusion-threshold-mb must be 0 or more");
+               "--fusion-threshold-mb -1: KOLO_FUSION_THRESHOLD='-1048576' is not a size");
   expect_error({"-np", "2", "--config-file", "/nonexistent/run-cfg.yaml", "prog"},
                "cannot read config file");
   expect_error({"-np", "2", "-x", "NOT_SET_ANYWHERE", "prog"}, "NOT_SET_ANYWHERE is not set");
+}
+
+// The launcher refuses what a rank would refuse, in the rank's words, before
+// anything starts: from a flag, the file, -x or its own environment.
+TEST(CliTest, SettingsARankWouldRefuseStopTheLauncher) {
+  const std::string rank_words = "KOLO_CYCLE_TIME='0' must be above 0 and at most 10000 milliseconds";
+  expect_error({"-np", "2", "--cycle-time-ms", "0", "prog"}, "--cycle-time-ms 0: " + rank_words);
+  expect_error({"-np", "2", "-x", "KOLO_CYCLE_TIME=0", "prog"}, rank_words);
+  CliResult from_env = parse({"-np", "2", "prog"}, {{"KOLO_SHM_SLOT_BYTES", "1K"}});
+  EXPECT_EQ(from_env.exit_code, 2);
+  EXPECT_NE(from_env.error.find("KOLO_SHM_SLOT_BYTES='1K' must be between 4K and 1G"),
+            std::string::npos)
+      << from_env.error;
+  expect_error({"-np", "2", "--stall-check-warning-time-seconds", "60",
+                "--stall-check-shutdown-time-seconds", "10", "prog"},
+               "KOLO_STALL_SHUTDOWN_TIME_SECONDS (10 s) must be 0 or at least "
+               "KOLO_STALL_CHECK_TIME_SECONDS (60 s)");
+  std::string path = temp_file("bad-cfg.yaml", "params:\n  cycle_time_ms: 0\n");
+  expect_error({"-np", "2", "--config-file", path, "prog"},
+               "params.cycle_time_ms 0: " + rank_words);
+  std::remove(path.c_str());
+  // Accepted values pass, whatever their case.
+  EXPECT_EQ(parse({"-np", "2", "prog"}, {{"KOLO_LOG_LEVEL", "DEBUG"}}).action,
+            CliResult::Action::kLaunch);
+}
+
+TEST(CliTest, EverySettingFlagIsInTheHelp) {
+  const std::string help = parse({"--help"}).output;
+  for (const char* flag : {"--start-timeout", "--network-interface", "--fusion-threshold-mb",
+                           "--cycle-time-ms", "--cache-capacity", "--timeline-filename",
+                           "--timeline-mark-cycles", "--no-stall-check",
+                           "--stall-check-warning-time-seconds",
+                           "--stall-check-shutdown-time-seconds", "--log-level"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  EXPECT_NE(help.find("KOLO_CYCLE_TIME"), std::string::npos);
 }
 
 TEST(CliTest, HelpVersionAndCheckBuild) {
@@ -150,7 +186,7 @@ TEST(CliTest, ConfigFileWithFlagsOverridingIt) {
                                "logging:\n  level: INFO\n");
   CliResult r = parse({"-np", "1", "--config-file", path, "--cycle-time-ms", "7", "prog"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
-  Environment env = r.options.engine.to_environment();
+  Environment env = r.options.settings;
   EXPECT_EQ(env["KOLO_FUSION_THRESHOLD"], "16777216");
   EXPECT_EQ(env["KOLO_CYCLE_TIME"], "7");
   EXPECT_EQ(env["KOLO_TIMELINE"], "/tmp/tl.json");

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "runner/engine_settings.h"
+#include "runner/setting_flags.h"
 
 namespace kolo::runner {
 namespace {
@@ -20,38 +20,37 @@ std::string error_of(const std::string& text) {
 
 TEST(ConfigFileTest, ReadsEverySection) {
   std::vector<std::string> warnings;
-  EngineSettings s = parse_config_text(
+  Environment s = parse_config_text(
       "params:\n  fusion_threshold_mb: 32\n  cycle_time_ms: 3.5\n  cache_capacity: 2048\n"
       "timeline:\n  filename: tl.json\n  mark_cycles: false\n"
       "stall_check:\n  enabled: true\n  warning_time_seconds: 60\n  shutdown_time_seconds: 120\n"
-      "logging:\n  level: debug\n",
+      "logging:\n  level: DEBUG\n",
       "cfg.yaml", &warnings);
   EXPECT_TRUE(warnings.empty());
-  EXPECT_EQ(s.fusion_threshold_mb, 32);
-  EXPECT_EQ(s.cycle_time_ms, 3.5);
-  EXPECT_EQ(s.cache_capacity, 2048);
-  EXPECT_EQ(s.timeline_filename, "tl.json");
-  EXPECT_EQ(s.timeline_mark_cycles, false);
-  EXPECT_EQ(s.stall_check, true);
-  EXPECT_EQ(s.stall_warning_seconds, 60);
-  EXPECT_EQ(s.stall_shutdown_seconds, 120);
-  EXPECT_EQ(s.log_level, "debug");
+  EXPECT_EQ(s, (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
+                            {"KOLO_CYCLE_TIME", "3.5"},
+                            {"KOLO_CACHE_CAPACITY", "2048"},
+                            {"KOLO_TIMELINE", "tl.json"},
+                            {"KOLO_TIMELINE_MARK_CYCLES", "0"},
+                            {"KOLO_STALL_CHECK_DISABLE", "0"},
+                            {"KOLO_STALL_CHECK_TIME_SECONDS", "60"},
+                            {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "120"},
+                            {"KOLO_LOG_LEVEL", "debug"}}));
 }
 
 TEST(ConfigFileTest, EmptyFileSetsNothing) {
   std::vector<std::string> warnings;
-  EXPECT_TRUE(parse_config_text("", "cfg.yaml", &warnings).to_environment().empty());
-  EXPECT_TRUE(
-      parse_config_text("# only a comment\n", "cfg.yaml", &warnings).to_environment().empty());
+  EXPECT_TRUE(parse_config_text("", "cfg.yaml", &warnings).empty());
+  EXPECT_TRUE(parse_config_text("# only a comment\n", "cfg.yaml", &warnings).empty());
 }
 
 TEST(ConfigFileTest, HorovodOnlySectionsAreSkippedWithAWarning) {
   std::vector<std::string> warnings;
-  EngineSettings s = parse_config_text(
+  Environment s = parse_config_text(
       "controller: gloo\nautotune:\n  enabled: true\nparams:\n  hierarchical_allreduce: true\n"
       "  fusion_threshold_mb: 8\n",
       "cfg.yaml", &warnings);
-  EXPECT_EQ(s.fusion_threshold_mb, 8);
+  EXPECT_EQ(s, (Environment{{"KOLO_FUSION_THRESHOLD", "8388608"}}));
   ASSERT_EQ(warnings.size(), 3u);
   EXPECT_NE(warnings[2].find("params.hierarchical_allreduce has no effect"), std::string::npos);
 }
@@ -63,7 +62,10 @@ TEST(ConfigFileTest, MistakesNameTheKey) {
             "config file cfg.yaml: parms: unknown section (known: params, timeline, stall_check, "
             "logging)");
   EXPECT_EQ(error_of("params:\n  fusion_threshold_mb: lots\n"),
-            "config file cfg.yaml: params.fusion_threshold_mb: must be an integer (line 2)");
+            "config file cfg.yaml: params.fusion_threshold_mb 'lots' is not a number");
+  EXPECT_EQ(error_of("params:\n  cache_capacity: -2\n"),
+            "config file cfg.yaml: params.cache_capacity -2: KOLO_CACHE_CAPACITY='-2' must be "
+            "between 0 and 1048576");
   EXPECT_EQ(error_of("stall_check:\n  enabled: perhaps\n"),
             "config file cfg.yaml: stall_check.enabled: must be true or false (line 2)");
   EXPECT_EQ(error_of("params: [1, 2]\n"),
@@ -73,16 +75,6 @@ TEST(ConfigFileTest, MistakesNameTheKey) {
       "config file cfg.yaml: the file must be a mapping of sections (params:, timeline:, ...)");
   EXPECT_NE(error_of("params: {fusion_threshold_mb: 8\n").find("is not valid YAML"),
             std::string::npos);
-}
-
-TEST(ConfigFileTest, FlagsOverrideTheFile) {
-  EngineSettings file, flags;
-  file.fusion_threshold_mb = 8;
-  file.cycle_time_ms = 1;
-  flags.cycle_time_ms = 5;
-  EngineSettings merged = flags.overriding(file);
-  EXPECT_EQ(merged.fusion_threshold_mb, 8);
-  EXPECT_EQ(merged.cycle_time_ms, 5);
 }
 
 }  // namespace

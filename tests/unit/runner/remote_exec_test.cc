@@ -70,9 +70,7 @@ TEST(SshCommandTest, CarriesOptionsButNoSecretOrEnvironment) {
 TEST(RankEnvironmentTest, SetsKoloAndHorovodNamesThatNothingOverrides) {
   LaunchOptions o;
   o.extra_env = {{"USER_VAR", "1"}, {"KOLO_RANK", "99"}};
-  o.engine.cycle_time_ms = 2;
-  o.start_timeout_seconds = 45;
-  o.network_interface = "eth1";
+  o.settings = {{"KOLO_CYCLE_TIME", "2"}, {"KOLO_START_TIMEOUT", "45"}, {"KOLO_IFACE", "eth1"}};
   RankSlot slot{"b", 3, 4, 1, 2, 1, 2};
   Environment env = rank_environment({{"PATH", "/bin"}}, slot, {"10.0.0.1", 4242, "abc"}, o);
   EXPECT_EQ(env["PATH"], "/bin");

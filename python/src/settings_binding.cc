@@ -1,0 +1,26 @@
+// kolo._core.setting(name): Python reads KOLO_ variables through the same
+// registry (common/settings/table.h) as the C++ core, so it gets the same
+// defaults, aliases and checks.
+#include "settings_binding.h"
+
+#include "common/error.h"
+#include "common/settings/values.h"
+
+namespace kolo::python {
+
+void bind_settings(pybind11::module_& m) {
+  m.def(
+      "setting",
+      [](const std::string& name) {
+        try {
+          return settings::read_one_named(name);
+        } catch (const InvalidArgument& e) {
+          throw pybind11::value_error(e.what());
+        }
+      },
+      pybind11::arg("name"),
+      "The value of a KOLO_ setting from the environment (its HOROVOD_ alias too), checked; "
+      "its default when unset. ValueError for a bad value or an unknown name.");
+}
+
+}  // namespace kolo::python

@@ -1,0 +1,51 @@
+#include "runner/setting_flags.h"
+
+#include <fmt/format.h>
+
+#include "common/settings/flags.h"
+#include "common/settings/table.h"
+#include "common/settings/values.h"
+
+namespace kolo::runner {
+
+using settings::FlagSpec;
+
+void SettingFlags::add_to(CLI::App& app) {
+  const std::string group = "Engine settings (also in --config-file; see docs/config.md)";
+  for (const settings::Spec& spec : settings::kTable) {
+    if (spec.flag.form == FlagSpec::Form::kNone) continue;
+    std::string names;
+    for (std::string_view name : settings::flag_names(spec))
+      names += (names.empty() ? "" : ",") + std::string(name);
+    const std::string help = fmt::format("{} ({})", settings::short_description(spec), spec.name);
+    if (spec.flag.form == FlagSpec::Form::kSwitch) {
+      app.add_flag(names, switches_[&spec], help)->group(group);
+    } else {
+      app.add_option(names, values_[&spec], help)
+          ->type_name(std::string(spec.flag.value_name))
+          ->group(group);
+    }
+  }
+}
+
+Environment SettingFlags::given(const CLI::App& app) const {
+  Environment env;
+  for (const auto& [spec, value] : values_) {
+    const std::string first(settings::flag_names(*spec).front());
+    if (app.get_option(first)->count() == 0) continue;
+    env[std::string(spec->name)] = settings::value_from_flag(*spec, value, first);
+  }
+  for (const auto& [spec, on] : switches_)
+    if (on) env[std::string(spec->name)] = settings::value_from_switch(*spec);
+  return env;
+}
+
+void check_rank_settings(const Environment& rank_environment) {
+  settings::Values::Read([&](std::string_view name) -> std::optional<std::string> {
+    const auto it = rank_environment.find(std::string(name));
+    if (it == rank_environment.end() || it->second.empty()) return std::nullopt;
+    return it->second;
+  });
+}
+
+}  // namespace kolo::runner

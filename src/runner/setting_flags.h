@@ -1,0 +1,48 @@
+// kolorun's flags and --config-file keys for engine settings, made from the
+// settings table (common/settings/table.h): a flag added there appears here
+// with its help, its unit and the same checks a rank makes. What they give
+// is a map of KOLO_ variables for every rank; a flag that is not given sets
+// nothing, so the engine's default (or the environment) applies.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/settings/spec.h"
+#include "runner/process.h"
+
+namespace kolo::runner {
+
+// Where CLI11 stores the flags' raw values until they are checked.
+class SettingFlags {
+ public:
+  // Adds an option for every setting with a flag, in their own help group.
+  void add_to(CLI::App& app);
+  // The variables the given flags set, each checked as a rank checks it.
+  // Throws InvalidArgument: "--cycle-time-ms 0: KOLO_CYCLE_TIME='0' must be
+  // above 0 and at most 10000 milliseconds".
+  Environment given(const CLI::App& app) const;
+
+ private:
+  std::map<const settings::Spec*, std::string> values_;
+  std::map<const settings::Spec*, bool> switches_;
+};
+
+// horovodrun's YAML config file: sections params, timeline, stall_check and
+// logging, with the keys the table names. Keys horovodrun knows that Kolo
+// has no use for (autotune, library_options, controller, hierarchical_*) are
+// skipped with a warning appended to `warnings`; anything else, a wrong
+// value, or a file that is not YAML is an InvalidArgument naming the file
+// and key.
+Environment load_config_file(const std::string& path, std::vector<std::string>* warnings);
+Environment parse_config_text(const std::string& text, const std::string& origin,
+                              std::vector<std::string>* warnings);
+
+// Checks the environment every rank will start with (kolorun's own,
+// overlaid with the flags, the file and -x) exactly as Config::FromEnv will,
+// so a value the ranks would refuse stops kolorun first, in their words.
+void check_rank_settings(const Environment& rank_environment);
+
+}  // namespace kolo::runner

@@ -1,0 +1,25 @@
+#include "transport/tcp/tcp_settings.h"
+
+namespace kolo::transport::tcp {
+
+TcpOptions tcp_options_from(const settings::Values& v) {
+  using std::chrono::microseconds;
+  using std::chrono::milliseconds;
+  TcpOptions tcp;
+  tcp.iface = v.text("KOLO_IFACE");
+  tcp.address = v.text("KOLO_ADDRESS");
+  // The rendezvous server's host routes to the interface peers can reach,
+  // and the mesh gets as long to form as the store does.
+  tcp.route_hint = v.text("KOLO_RENDEZVOUS_ADDR");
+  tcp.connect_timeout = v.duration<milliseconds>("KOLO_START_TIMEOUT");
+  tcp.op_timeout = v.duration<milliseconds>("KOLO_TIMEOUT_SECONDS");
+  tcp.peer_timeout = v.duration<milliseconds>("KOLO_PEER_TIMEOUT_SECONDS");
+  tcp.socket_buffer_bytes = v.bytes("KOLO_SOCKET_BUFFER_BYTES");
+  tcp.spin = microseconds(v.integer("KOLO_SPIN_MICROSECONDS"));
+  tcp.streams = static_cast<int>(v.integer("KOLO_TCP_STREAMS"));
+  tcp.stripe_threshold = v.bytes("KOLO_TCP_STRIPE_BYTES");
+  tcp.congestion = v.text("KOLO_TCP_CONGESTION");
+  return tcp;
+}
+
+}  // namespace kolo::transport::tcp

@@ -1,0 +1,158 @@
+"""Ctrl-C while a collective is in flight, under kolorun -np 2 and -np 3.
+
+The wait ends with KeyboardInterrupt, but the engine goes on reading the
+operation's input and writing its output until every rank has joined in, so
+the binding has to keep that memory alive until the engine is done, and the
+job has to stay usable afterwards.
+
+Every rank but the last starts a 64 MiB allreduce and gets a real SIGINT while
+it waits. The last rank joins that allreduce only after the others have
+dropped every reference they held to its buffers and filled fresh 64 MiB
+arrays with a canary value: memory freed early is unmapped (64 MiB is far
+above malloc's mmap threshold) or handed to a canary, so the engine's writes
+would crash the rank or overwrite a canary.
+"""
+
+import contextlib
+import gc
+import os
+import signal
+import threading
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+import kolo.numpy
+import kolo.torch
+
+kolo.torch.init()
+RANK = kolo.torch.rank()
+SIZE = kolo.torch.size()
+LATE = SIZE - 1  # the rank that joins the interrupted allreduce last
+
+pytestmark = pytest.mark.skipif(SIZE < 2, reason="run under kolorun -np 2 or more")
+
+COUNT = 16 * 2**20  # float32 elements: 64 MiB, far beyond what completes before the signal
+CANARY = -7.0
+SIGNAL_DELAY_SECONDS = 0.5
+
+
+class Framework:
+    def __init__(self, name, module, full, as_numpy):
+        self.name = name
+        self.module = module
+        self.full = full  # (count, value) -> a float32 tensor or array
+        self.as_numpy = as_numpy
+
+
+FRAMEWORKS = {
+    "torch": Framework("torch", kolo.torch, lambda n, v: torch.full((n,), float(v)),
+                       lambda t: t.numpy()),
+    "numpy": Framework("numpy", kolo.numpy, lambda n, v: np.full(n, v, dtype=np.float32),
+                       np.asarray),
+}
+
+
+@pytest.fixture(params=sorted(FRAMEWORKS))
+def framework(request):
+    return FRAMEWORKS[request.param]
+
+
+@contextlib.contextmanager
+def sigint_after(seconds):
+    """Sends this process a real SIGINT after `seconds`, with Python's own
+    handler installed (a launcher may start ranks with SIGINT ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join(10)
+        signal.signal(signal.SIGINT, previous)
+
+
+def expected_sum():
+    return float(sum(r + 1 for r in range(SIZE)))
+
+
+def fill_canaries(framework):
+    """Fresh 64 MiB arrays: the allocator hands out freed memory first."""
+    return [framework.full(COUNT, CANARY) for _ in range(2)]
+
+
+def assert_canaries_intact(framework, canaries):
+    for canary in canaries:
+        values = framework.as_numpy(canary)
+        assert (values == CANARY).all(), (
+            f"rank {RANK}: the engine wrote into freed memory (canary now holds "
+            f"{np.unique(values)[:5]})")
+
+
+def let_late_rank_join(framework, name):
+    """Only the late rank runs the interrupted allreduce here, after every
+    other rank has been interrupted and set its canaries."""
+    hvd = framework.module
+    hvd.allreduce(framework.full(1, 0), name=f"{name}.ready")
+    if RANK == LATE:
+        result = hvd.allreduce(framework.full(COUNT, RANK + 1), name=name, op=hvd.Sum)
+        assert (framework.as_numpy(result) == expected_sum()).all()
+
+
+def wait_for_the_interrupted_allreduce(framework, name):
+    """Returns once the interrupted allreduce has finished on this rank: the
+    engine runs responses in the same order on every rank, and the late rank
+    submits this one only after its allreduce returned."""
+    framework.module.allreduce(framework.full(1, 0), name=f"{name}.done")
+
+
+def assert_further_allreduce_correct(framework, name):
+    hvd = framework.module
+    result = hvd.allreduce(framework.full(COUNT, RANK + 1), name=f"{name}.after", op=hvd.Sum)
+    assert (framework.as_numpy(result) == expected_sum()).all()
+
+
+def test_interrupted_allreduce_keeps_its_buffers_until_the_engine_is_done(framework):
+    hvd = framework.module
+    name = f"interrupted.sync.{framework.name}"
+    if RANK != LATE:
+        tensor = framework.full(COUNT, RANK + 1)
+        watched_input = weakref.ref(tensor)
+        with pytest.raises(KeyboardInterrupt), sigint_after(SIGNAL_DELAY_SECONDS):
+            hvd.allreduce(tensor, name=name, op=hvd.Sum)
+        del tensor
+        gc.collect()
+        assert watched_input() is not None, (
+            "the interrupted allreduce's input was released while the engine may still read it")
+        canaries = fill_canaries(framework)
+    let_late_rank_join(framework, name)
+    wait_for_the_interrupted_allreduce(framework, name)
+    if RANK != LATE:
+        assert_canaries_intact(framework, canaries)
+    assert_further_allreduce_correct(framework, name)
+    gc.collect()
+    if RANK != LATE:
+        assert watched_input() is None, (
+            "the interrupted allreduce's buffers are still held after the engine finished it")
+
+
+def test_interrupted_synchronize_keeps_the_handle_and_its_buffers(framework):
+    hvd = framework.module
+    name = f"interrupted.async.{framework.name}"
+    if RANK != LATE:
+        # Only the operation holds its input and output from here on.
+        handle = hvd.allreduce_async(framework.full(COUNT, RANK + 1), name=name, op=hvd.Sum)
+        with pytest.raises(KeyboardInterrupt), sigint_after(SIGNAL_DELAY_SECONDS):
+            hvd.synchronize(handle)
+        gc.collect()
+        assert not hvd.poll(handle), "the late rank has not joined, yet the allreduce finished"
+        canaries = fill_canaries(framework)
+    let_late_rank_join(framework, name)
+    if RANK != LATE:
+        result = hvd.synchronize(handle)
+        assert (framework.as_numpy(result) == expected_sum()).all()
+        assert_canaries_intact(framework, canaries)
+    assert_further_allreduce_correct(framework, name)
