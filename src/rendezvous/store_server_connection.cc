@@ -72,8 +72,7 @@ void ServerConnection::on_readable() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n < 0 && state_ != State::kClosing)
-      KOLO_LOG_DEBUG("rendezvous server: connection from {} failed: {}", peer_,
-                     errno_text(errno));
+      KOLO_LOG_DEBUG("rendezvous server: connection from {} failed: {}", peer_, errno_text(errno));
     close_now();  // EOF or error
   }
 }

@@ -160,8 +160,8 @@ void TcpStoreServer::Loop::accept_all() {
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      KOLO_LOG_WARNING("rendezvous server: accept failed: {}; pausing for {} ms",
-                       errno_text(errno), kAcceptBackoff.count());
+      KOLO_LOG_WARNING("rendezvous server: accept failed: {}; pausing for {} ms", errno_text(errno),
+                       kAcceptBackoff.count());
       accept_resume_ = Clock::now() + kAcceptBackoff;
       return;
     }

@@ -91,12 +91,14 @@ std::vector<PeerEntry> gather_entries(rendezvous::Store& store, int rank, int si
 
 // `congestion`: the algorithm to connect with (congestion.h).
 UniqueFd connect_to_lower(int rank, int peer, const PeerEntry& entry, uint64_t my_nonce, int size,
-                    const TcpOptions& options, const std::string& congestion, Clock::time_point deadline) {
+                          const TcpOptions& options, const std::string& congestion,
+                          Clock::time_point deadline) {
   auto backoff = std::chrono::milliseconds(5);
   std::string last_error;
   for (;;) {
     int err = 0;
-    UniqueFd fd = try_connect(entry.ip, entry.port, options.socket_buffer_bytes, congestion, deadline, &err);
+    UniqueFd fd =
+        try_connect(entry.ip, entry.port, options.socket_buffer_bytes, congestion, deadline, &err);
     if (fd.valid()) {
       Hello hello;
       hello.acceptor_nonce = entry.nonce;
@@ -150,7 +152,8 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
   const std::string ip = select_listen_address(options);
   int port = 0;
   const CongestionPlan congestion = plan_congestion(options.congestion);
-  UniqueFd listener = listen_on(ip, std::max(size, 16), options.socket_buffer_bytes, congestion.within_host, &port);
+  UniqueFd listener =
+      listen_on(ip, std::max(size, 16), options.socket_buffer_bytes, congestion.within_host, &port);
   const uint64_t nonce = random_nonce();
 
   MeshSockets mesh;

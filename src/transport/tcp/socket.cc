@@ -106,8 +106,8 @@ void set_data_socket_options(int fd, size_t buffer_bytes) {
   set_socket_buffers(fd, buffer_bytes);
 }
 
-UniqueFd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, const std::string& congestion,
-             int* port) {
+UniqueFd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes,
+                   const std::string& congestion, int* port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) throw IoError("socket(): " + errno_text(errno));
   set_int_option(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
@@ -126,8 +126,8 @@ UniqueFd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, co
   return fd;
 }
 
-UniqueFd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, const std::string& congestion,
-               Clock::time_point deadline, int* err) {
+UniqueFd try_connect(const std::string& ipv4, int port, size_t buffer_bytes,
+                     const std::string& congestion, Clock::time_point deadline, int* err) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) throw IoError("socket(): " + errno_text(errno));
   set_socket_buffers(fd.get(), buffer_bytes);

@@ -31,14 +31,14 @@ void set_socket_buffers(int fd, size_t buffer_bytes);
 // Listens on `ipv4`, port chosen by the kernel. Returns the socket and port.
 // `congestion` (congestion.h; empty: the host's default) is inherited by the
 // connections it accepts.
-UniqueFd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, const std::string& congestion,
-             int* port);
+UniqueFd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes,
+                   const std::string& congestion, int* port);
 
 // One connection attempt to ipv4:port that gives up at `deadline`, with the
 // congestion control `congestion` (empty: the host's default). Returns an
 // invalid UniqueFd and sets *err on failure (the caller retries with backoff).
-UniqueFd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, const std::string& congestion,
-               Clock::time_point deadline, int* err);
+UniqueFd try_connect(const std::string& ipv4, int port, size_t buffer_bytes,
+                     const std::string& congestion, Clock::time_point deadline, int* err);
 
 // Waits for a connection on `listener` until `deadline`; invalid UniqueFd on timeout.
 UniqueFd accept_until(int listener, Clock::time_point deadline);
