@@ -55,8 +55,12 @@ int run_engine_rank(const BenchArgs& args) {
     std::vector<core::Handle> handles;
     handles.reserve(grads.size());
     for (size_t t = 0; t < grads.size(); ++t) {
-      handles.push_back(engine.allreduce({names[t], grads[t].data(), grads[t].data(), DataType::kFloat32,
-                                          {static_cast<int64_t>(per_tensor)}, core::kCpuDevice},
+      handles.push_back(engine.allreduce({names[t],
+                                          grads[t].data(),
+                                          grads[t].data(),
+                                          DataType::kFloat32,
+                                          {static_cast<int64_t>(per_tensor)},
+                                          kCpuDevice},
                                          {ReduceOp::kSum}));
     }
     for (auto& h : handles) {

@@ -22,10 +22,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kolo/exception.h"
 #include "kolo/status.h"
 #include "kolo/types.h"
 
@@ -38,21 +38,6 @@ class HandleState;
 namespace internal {
 struct EngineAccess;
 }  // namespace internal
-
-// The one exception type the public API throws; code() says which kind.
-class Exception : public std::runtime_error {
- public:
-  explicit Exception(Status status);
-  StatusCode code() const { return status_.code(); }
-  const Status& status() const { return status_; }
-
- private:
-  Status status_;
-};
-
-// A tensor's device: kCpuDevice, or a CUDA ordinal (>= 0) once GPU support
-// lands.
-inline constexpr int32_t kCpuDevice = -1;
 
 // A view of caller-owned memory (dense, row-major); Kolo never copies the
 // description's `data` before the operation runs, so it must stay valid

@@ -24,6 +24,10 @@ enum class DataType : uint8_t {
 };
 inline constexpr int kNumDataTypes = 9;
 
+// A tensor's device: kCpuDevice, or a CUDA ordinal (>= 0) once GPU support
+// lands. The C API spells it KOLO_CPU_DEVICE.
+inline constexpr int32_t kCpuDevice = -1;
+
 // kAverage is executed as kSum followed by a postscale of 1/n. For bool,
 // kSum/kMax/kBitOr mean logical or and kProduct/kMin/kBitAnd mean logical and.
 enum class ReduceOp : uint8_t {

@@ -6,7 +6,8 @@
 // - the data plane: the collectives that tensors go through;
 // - the control plane: the small gather/broadcast/bitwise-AND that the
 //   controller negotiates with, carried by the same connections as the data
-//   (DESIGN.md: negotiation travels over the data plane, not the store).
+//   (negotiation travels over the data plane, not the rendezvous store: the
+//   store is one server that every rank of every step would wait on).
 //
 // Every call is a collective: all members make the same calls in the same
 // order, with the same counts, types and roots (negotiation guarantees it).

@@ -12,6 +12,7 @@
 #include "collectives/reduce/reduce.h"
 #include "common/check.h"
 #include "common/error.h"
+#include "common/even_shards.h"
 
 namespace kolo::collectives {
 namespace {
@@ -67,15 +68,11 @@ double result_scale(const Reduction& reduce, int size) {
 }
 
 size_t reduce_scatter_count(size_t count, int size, int rank) {
-  const auto n = static_cast<size_t>(size);
-  const auto r = static_cast<size_t>(rank);
-  return count / n + (r < count % n ? 1 : 0);
+  return even_shard(count, size, rank).count;
 }
 
 size_t reduce_scatter_offset(size_t count, int size, int rank) {
-  const auto n = static_cast<size_t>(size);
-  const auto r = static_cast<size_t>(rank);
-  return r * (count / n) + std::min(r, count % n);
+  return even_shard(count, size, rank).offset;
 }
 
 void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,

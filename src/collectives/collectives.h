@@ -77,9 +77,9 @@ struct AlltoallBlocks {
 AlltoallBlocks alltoallv_blocks(int size, int rank, const std::vector<size_t>& send_counts,
                                 const std::vector<size_t>& recv_counts, DataType dtype);
 
-// Reduces `count` elements across ranks; rank r receives its shard:
-// count/n elements, one more if r < count % n, starting at
-// reduce_scatter_offset(count, n, r). In place (send == recv), recv holds all
+// Reduces `count` elements across ranks; rank r receives its shard, shard r of
+// even_shard(count, n, r) (common/even_shards.h): reduce_scatter_count(count, n, r)
+// elements starting at reduce_scatter_offset(count, n, r). In place (send == recv), recv holds all
 // count elements on entry (they are overwritten) and the shard is left at
 // its start.
 void reduce_scatter(Context& ctx, Tag tag, const void* send, void* recv, size_t count,

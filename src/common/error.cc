@@ -9,7 +9,7 @@ namespace kolo {
 Status status_from_current_exception() {
   try {
     throw;
-  } catch (const Error& e) {
+  } catch (const Exception& e) {
     return e.status();
   } catch (const std::exception& e) {
     return Status(StatusCode::kInternal, e.what());

@@ -1,23 +1,19 @@
-// Typed exceptions used inside the core. Each carries the StatusCode it maps
-// to, so the API boundary converts any of them to a Status in one place.
+// Typed exceptions used inside Kolo. Each is a kolo::Exception (include/kolo/exception.h) carrying
+// the StatusCode it stands for, so a boundary reads its Status without a table of types.
 #pragma once
 
 #include <exception>
-#include <stdexcept>
 #include <string>
 
+#include "kolo/exception.h"
 #include "kolo/status.h"
 
 namespace kolo {
 
-class Error : public std::runtime_error {
+// what() is the bare message, unlike a kolo::Exception built from a Status.
+class Error : public Exception {
  public:
-  Error(StatusCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
-  StatusCode code() const { return code_; }
-  Status status() const { return Status(code_, what()); }
-
- private:
-  StatusCode code_;
+  Error(StatusCode code, const std::string& what) : Exception(code, what) {}
 };
 
 #define KOLO_DEFINE_ERROR(Name, Code) \
@@ -37,7 +33,7 @@ KOLO_DEFINE_ERROR(WorkerRemovedError, kRemoved);
 
 #undef KOLO_DEFINE_ERROR
 
-// Converts whatever is in flight (a kolo::Error, another std::exception, or
+// Converts whatever is in flight (a kolo::Exception, another std::exception, or
 // anything else) into a Status. Call only from inside a catch block.
 Status status_from_current_exception();
 

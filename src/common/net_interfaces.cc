@@ -6,18 +6,19 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "common/errno_text.h"
 #include "common/error.h"
+#include "common/unique_fd.h"
 
 namespace kolo::net {
 
 std::vector<InterfaceAddress> list_interface_addresses() {
   ifaddrs* head = nullptr;
-  if (::getifaddrs(&head) != 0) throw IoError(std::string("getifaddrs(): ") + std::strerror(errno));
+  if (::getifaddrs(&head) != 0) throw IoError(std::string("getifaddrs(): ") + errno_text(errno));
   std::vector<InterfaceAddress> out;
   for (ifaddrs* i = head; i != nullptr; i = i->ifa_next) {
     if (i->ifa_addr == nullptr) continue;
@@ -43,13 +44,12 @@ std::string local_address_routing_to(const std::string& host) {
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* result = nullptr;
   if (::getaddrinfo(host.c_str(), "9", &hints, &result) != 0 || result == nullptr) return "";
-  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  bool routed = fd >= 0 && ::connect(fd, result->ai_addr, result->ai_addrlen) == 0;
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  bool routed = fd.valid() && ::connect(fd.get(), result->ai_addr, result->ai_addrlen) == 0;
   ::freeaddrinfo(result);
   sockaddr_in local{};
   socklen_t len = sizeof(local);
-  if (routed) routed = ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
-  if (fd >= 0) ::close(fd);
+  if (routed) routed = ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) == 0;
   if (!routed || local.sin_addr.s_addr == htonl(INADDR_ANY)) return "";
   char text[INET_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof text);

@@ -1,6 +1,7 @@
 // The C API (include/kolo/c_api.h) over the public kolo::Engine. It holds
 // the process's default engine and the table of handle ids: the only
-// process-wide state Kolo has (DESIGN.md, "No global state").
+// process-wide state Kolo has, because a C caller has no object to keep it in.
+// Everything else lives in an Engine, so init -> shutdown -> init works.
 #include "kolo/c_api.h"
 
 #include <fmt/format.h>
@@ -85,14 +86,7 @@ std::string& last_error() {
 
 // Records the exception in flight as this thread's last error; returns its code.
 int record_current_exception() {
-  Status status;
-  try {
-    throw;
-  } catch (const Exception& e) {
-    status = e.status();
-  } catch (...) {
-    status = status_from_current_exception();
-  }
+  const Status status = status_from_current_exception();
   last_error() = status.message();
   return static_cast<int>(status.code());
 }

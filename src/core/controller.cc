@@ -1,11 +1,10 @@
 #include "core/controller.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
 #include "common/check.h"
 #include "common/logging.h"
+#include "common/quoted_list.h"
 #include "core/fusion.h"
 
 namespace kolo::core {
@@ -200,10 +199,7 @@ std::string Controller::describe_pending() const {
   std::vector<std::string> names;
   for (const auto& [name, entry] : pending_) names.push_back(name);
   std::sort(names.begin(), names.end());
-  std::string text;
-  for (size_t i = 0; i < names.size() && i < 4; ++i) text += (i > 0 ? ", '" : "'") + names[i] + "'";
-  if (names.size() > 4) text += fmt::format(" and {} more", names.size() - 4);
-  return text;
+  return quoted_list(names);
 }
 
 std::vector<std::string> Controller::fail_all(const Status& status) {

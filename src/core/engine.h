@@ -2,7 +2,7 @@
 // enqueue named tensors in any order and get handles; one background thread
 // negotiates with the other ranks what is ready everywhere (per process
 // set), fuses small allreduces, runs the collectives and completes the
-// handles. See DESIGN.md, "The path of one gradient".
+// handles. The layers a tensor passes through: docs/architecture.md.
 //
 // No global state: everything lives in the Engine, so init -> shutdown ->
 // init works in one process (elastic training relies on it). Thread model:

@@ -1,12 +1,13 @@
 #include "core/executor.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cstring>
 
 #include "common/check.h"
 #include "common/error.h"
+#include "common/even_shards.h"
+#include "common/quoted_list.h"
 #include "core/operation_table.h"
 #include "core/timeline.h"
 
@@ -24,10 +25,7 @@ std::vector<int64_t> with_first_dim(std::vector<int64_t> shape, int64_t rows) {
 }
 
 std::string describe(const Response& response) {
-  std::vector<std::string> quoted;
-  for (size_t i = 0; i < response.names.size() && i < 4; ++i) quoted.push_back("'" + response.names[i] + "'");
-  std::string more = response.names.size() > 4 ? fmt::format(" and {} more", response.names.size() - 4) : "";
-  return fmt::format("{} of {}{}", op_type_name(response.op), fmt::join(quoted, ", "), more);
+  return fmt::format("{} of {}", op_type_name(response.op), quoted_list(response.names));
 }
 
 constexpr std::string_view kAllreduceActivity = operation_info(OpType::kAllreduce).activity;
@@ -216,14 +214,12 @@ void Executor::reducescatter(backends::Backend& backend, const Response& respons
   const auto& shape = entry.request.shape;
   int64_t dim0 = shape.empty() ? 1 : shape[0];
   int64_t row = row_elements(shape);
+  // Whole rows are shared out (the first dim0 % n ranks get one more), never split.
+  const auto rows_of = [&](int r) { return even_shard(static_cast<size_t>(dim0), n, r).count; };
   std::vector<size_t> counts;
-  for (int r = 0; r < n; ++r) {
-    int64_t rows = dim0 / n + (r < dim0 % n ? 1 : 0);
-    counts.push_back(static_cast<size_t>(rows * row));
-  }
+  for (int r = 0; r < n; ++r) counts.push_back(rows_of(r) * static_cast<size_t>(row));
   HandleResult& result = entry.handle->result();
-  int64_t my_rows = dim0 / n + (backend.rank() < dim0 % n ? 1 : 0);
-  result.shape = with_first_dim(shape, my_rows);
+  result.shape = with_first_dim(shape, static_cast<int64_t>(rows_of(backend.rank())));
   result.data.resize(bytes_of(result.shape, response.dtype));
   backend.reduce_scatterv(entry.input, result.data.data(), counts, response.dtype,
                           response.reduction);

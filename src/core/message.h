@@ -28,9 +28,6 @@ enum class OpType : uint8_t {
 inline constexpr int kNumOpTypes = 9;
 std::string_view op_type_name(OpType op);  // "allreduce", ...
 
-// Device of a tensor: kCpu, or a CUDA device ordinal (>= 0).
-inline constexpr int32_t kCpuDevice = -1;
-
 struct Request {
   OpType op = OpType::kAllreduce;
   std::string name;

@@ -1,6 +1,6 @@
 // kolo::Engine and kolo::Handle (include/kolo/engine.h) over core::Engine.
-// This file is the one place where the core's typed exceptions become the
-// public kolo::Exception.
+// The core's typed exceptions are kolo::Exceptions already; this file is the
+// one place where they take the public API's what(), "<code>: <message>".
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,12 +13,15 @@
 namespace kolo {
 namespace {
 
-// Runs `body`, turning whatever the core throws into a kolo::Exception that
-// carries the same StatusCode and text.
+// Runs `body`. A core error (what() is its bare message, nested into other
+// messages inside the core) is thrown again with the same Status as the public
+// API words it; anything not Kolo's (std::bad_alloc, ...) becomes kInternal.
 template <class Body>
 auto translated(Body&& body) -> decltype(body()) {
   try {
     return body();
+  } catch (const Error& e) {
+    throw Exception(e.status());
   } catch (const Exception&) {
     throw;
   } catch (...) {
@@ -73,9 +76,6 @@ const std::vector<int64_t>& no_dims() {
 }
 
 }  // namespace
-
-Exception::Exception(Status status)
-    : std::runtime_error(status.ToString()), status_(std::move(status)) {}
 
 // --- Handle --------------------------------------------------------------
 

@@ -5,11 +5,11 @@
 
 #include <cerrno>
 #include <iterator>
-#include <system_error>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/logging.h"
 
@@ -20,8 +20,6 @@ namespace {
 constexpr auto kFlushInterval = std::chrono::milliseconds(100);
 // ... and sooner when this many events wait, to keep batches and memory small.
 constexpr std::size_t kWakeEvents = 4096;
-
-std::string errno_text(int err) { return std::system_category().message(err); }
 
 // Returns 0 or the errno of the failed write.
 int write_all(int fd, std::string_view data) {

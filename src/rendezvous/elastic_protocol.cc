@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "rendezvous/memory_store.h"
 
 namespace kolo::rendezvous::elastic {
 namespace {
@@ -65,6 +66,10 @@ std::string host_update_key(int64_t seq) {
 }
 std::string round_prefix(int64_t round) {
   return fmt::format("kolo/round{}", round);
+}
+
+int64_t read_counter(Store& store, const std::string& key) {
+  return parse_counter(key, store.get(key));
 }
 
 std::string encode_host_change(unsigned changes) {

@@ -24,6 +24,8 @@
 #include <string>
 #include <string_view>
 
+#include "rendezvous/store.h"
+
 namespace kolo::rendezvous::elastic {
 
 std::string arrivals_key();
@@ -33,6 +35,11 @@ std::string hosts_seq_key();
 std::string host_update_key(int64_t seq);
 // The engine's key scope for one round ("kolo/round<R>").
 std::string round_prefix(int64_t round);
+
+// The value of a counter the workers bump with Store::add (arrivals_key, joins_key); 0 while the
+// key is unset. Throws InvalidArgument naming the key when it holds anything but a decimal
+// integer in range: another writer, or a corrupted store, and never a std exception.
+int64_t read_counter(Store& store, const std::string& key);
 
 // Bits of a host update.
 enum HostChange : unsigned { kHostsAdded = 1u, kHostsRemoved = 2u };

@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <memory>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 
 namespace kolo::rendezvous::net {
@@ -50,20 +50,6 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
 }
 
 }  // namespace
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) reset(std::exchange(other.fd_, -1));
-  return *this;
-}
-
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
 
 std::string describe_address(const sockaddr_storage& address, socklen_t length) {
   char host[NI_MAXHOST] = {};

@@ -10,30 +10,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <utility>
+
+#include "common/unique_fd.h"
 
 namespace kolo::rendezvous::net {
 
 using Clock = std::chrono::steady_clock;
-
-// Owns a file descriptor; closes it once.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
 
 // "10.0.0.5:41234" or "[::1]:41234".
 std::string describe_address(const sockaddr_storage& address, socklen_t length);
@@ -68,7 +50,5 @@ class WakeupFd {
  private:
   UniqueFd fd_;
 };
-
-std::string errno_text(int err);
 
 }  // namespace kolo::rendezvous::net

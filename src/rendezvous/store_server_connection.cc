@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/errno_text.h"
 #include "common/logging.h"
 
 namespace kolo::rendezvous {
@@ -21,7 +22,7 @@ constexpr size_t kUnauthenticatedFrameLimit = 4096;
 
 }  // namespace
 
-ServerConnection::ServerConnection(net::UniqueFd fd, std::string peer, const Settings& settings)
+ServerConnection::ServerConnection(UniqueFd fd, std::string peer, const Settings& settings)
     : fd_(std::move(fd)),
       peer_(std::move(peer)),
       settings_(settings),
@@ -71,8 +72,7 @@ void ServerConnection::on_readable() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n < 0 && state_ != State::kClosing)
-      KOLO_LOG_DEBUG("rendezvous server: connection from {} failed: {}", peer_,
-                     net::errno_text(errno));
+      KOLO_LOG_DEBUG("rendezvous server: connection from {} failed: {}", peer_, errno_text(errno));
     close_now();  // EOF or error
   }
 }

@@ -27,7 +27,7 @@ class ServerConnection {
     std::chrono::milliseconds close_linger;
   };
 
-  ServerConnection(net::UniqueFd fd, std::string peer, const Settings& settings);
+  ServerConnection(UniqueFd fd, std::string peer, const Settings& settings);
 
   int fd() const { return fd_.get(); }
   const std::string& peer() const { return peer_; }
@@ -70,7 +70,7 @@ class ServerConnection {
   void close_now();
   void flush();
 
-  net::UniqueFd fd_;
+  UniqueFd fd_;
   std::string peer_;
   Settings settings_;
   State state_ = State::kAwaitingHello;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <limits>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 
 namespace kolo::rendezvous {
@@ -154,7 +155,7 @@ void TcpStoreClient::read_replies() {
     if (rc < 0 && errno == EINTR) continue;
     if (fds[1].revents != 0) return;
     std::string lost;
-    if (rc < 0) lost = "poll failed: " + net::errno_text(errno);
+    if (rc < 0) lost = "poll failed: " + errno_text(errno);
     while (lost.empty()) {
       ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, 0);
       if (n > 0) {
@@ -166,7 +167,7 @@ void TcpStoreClient::read_replies() {
       else if (errno == EAGAIN || errno == EWOULDBLOCK)
         break;
       else if (errno != EINTR)
-        lost = net::errno_text(errno);
+        lost = errno_text(errno);
     }
     // Replies that arrived before an EOF still count.
     if (!dispatch_frames()) return;

@@ -80,7 +80,7 @@ class TcpStoreClient final : public Store {
 
   const TcpStoreClientOptions options_;
   const std::string server_name_;
-  net::UniqueFd fd_;
+  UniqueFd fd_;
   SessionKeys keys_{};
   net::WakeupFd stop_reader_;
   std::thread reader_;

@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/logging.h"
 #include "rendezvous/memory_store.h"
@@ -65,7 +66,7 @@ class TcpStoreServer::Loop {
   void drop_closed_connections();
 
   const TcpStoreServerOptions options_;
-  net::UniqueFd listener_;
+  UniqueFd listener_;
   const uint16_t port_;
   net::WakeupFd wakeup_;
   std::atomic<bool> stopping_{false};
@@ -129,7 +130,7 @@ void TcpStoreServer::Loop::poll_once() {
     ids.push_back(id);
   }
   int ready = ::poll(fds.data(), fds.size(), net::poll_timeout_ms(next_deadline()));
-  if (ready < 0 && errno != EINTR) throw IoError("poll failed: " + net::errno_text(errno));
+  if (ready < 0 && errno != EINTR) throw IoError("poll failed: " + errno_text(errno));
   if (ready > 0) {
     if (fds[0].revents != 0) wakeup_.drain();
     if (stopping_.load()) return;
@@ -159,8 +160,8 @@ void TcpStoreServer::Loop::accept_all() {
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      KOLO_LOG_WARNING("rendezvous server: accept failed: {}; pausing for {} ms",
-                       net::errno_text(errno), kAcceptBackoff.count());
+      KOLO_LOG_WARNING("rendezvous server: accept failed: {}; pausing for {} ms", errno_text(errno),
+                       kAcceptBackoff.count());
       accept_resume_ = Clock::now() + kAcceptBackoff;
       return;
     }
@@ -169,7 +170,7 @@ void TcpStoreServer::Loop::accept_all() {
     ServerConnection::Settings settings{options_.secret, options_.max_frame_bytes,
                                         options_.handshake_timeout, kCloseLinger};
     uint64_t id = next_connection_id_++;
-    auto connection = std::make_unique<ServerConnection>(net::UniqueFd(fd), peer, settings);
+    auto connection = std::make_unique<ServerConnection>(UniqueFd(fd), peer, settings);
     KOLO_LOG_DEBUG("rendezvous server: connection {} from {}", id, peer);
     connections_.emplace(id, std::move(connection));
   }

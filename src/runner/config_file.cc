@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/settings/flags.h"
 #include "common/settings/table.h"
@@ -139,8 +140,7 @@ Environment parse_config_text(const std::string& text, const std::string& origin
 Environment load_config_file(const std::string& path, std::vector<std::string>* warnings) {
   std::ifstream in(path);
   if (!in)
-    throw InvalidArgument(
-        fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
+    throw InvalidArgument(fmt::format("cannot read config file '{}': {}", path, errno_text(errno)));
   std::stringstream text;
   text << in.rdbuf();
   return parse_config_text(text.str(), path, warnings);

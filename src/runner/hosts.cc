@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/net_interfaces.h"
 
@@ -137,7 +138,7 @@ std::vector<HostSlots> parse_hostfile_text(const std::string& text, const std::s
 std::vector<HostSlots> read_hostfile(const std::string& path) {
   std::ifstream in(path);
   if (!in)
-    throw InvalidArgument(fmt::format("cannot read hostfile '{}': {}", path, std::strerror(errno)));
+    throw InvalidArgument(fmt::format("cannot read hostfile '{}': {}", path, errno_text(errno)));
   std::stringstream text;
   text << in.rdbuf();
   return parse_hostfile_text(text.str(), path);

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <memory>
 
+#include "common/errno_text.h"
 #include "common/error.h"
+#include "rendezvous/socket_util.h"
 #include "runner/output_mux.h"
 #include "runner/remote_exec.h"
 #include "runner/signal_capture.h"
@@ -342,7 +344,7 @@ JobResult Job::run() {
           controller_at})
       if (t) timeout = std::min(timeout, ms_until(*t));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
-      throw IoError(fmt::format("poll: {}", std::strerror(errno)));
+      throw IoError(fmt::format("poll: {}", errno_text(errno)));
 
     for (size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;

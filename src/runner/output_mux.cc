@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 
 namespace kolo::runner {
@@ -26,7 +27,7 @@ std::string asctime_now() {
 
 void make_directory(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
-    throw IoError(fmt::format("cannot create output directory {}: {}", path, std::strerror(errno)));
+    throw IoError(fmt::format("cannot create output directory {}: {}", path, errno_text(errno)));
 }
 
 }  // namespace
@@ -75,7 +76,7 @@ void OutputMux::open_files(int rank) {
   for (auto stream : {OutputStream::kStdout, OutputStream::kStderr}) {
     std::string path = dir + (stream == OutputStream::kStdout ? "/stdout" : "/stderr");
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd.valid()) throw IoError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+    if (!fd.valid()) throw IoError(fmt::format("cannot create {}: {}", path, errno_text(errno)));
     channels_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(stream)].file = std::move(fd);
   }
 }

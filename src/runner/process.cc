@@ -15,6 +15,7 @@
 #include <climits>
 #include <thread>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 
 extern char** environ;
@@ -39,7 +40,7 @@ struct Pipe {
   UniqueFd read, write;
   static Pipe make() {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw IoError(fmt::format("pipe2: {}", std::strerror(errno)));
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw IoError(fmt::format("pipe2: {}", errno_text(errno)));
     return {UniqueFd(fds[0]), UniqueFd(fds[1])};
   }
 };
@@ -174,7 +175,7 @@ ChildProcess::ChildProcess(const SpawnSpec& spec) {
 
   const pid_t parent = ::getpid();
   pid_ = ::fork();
-  if (pid_ < 0) throw IoError(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid_ < 0) throw IoError(fmt::format("fork: {}", errno_text(errno)));
   if (pid_ == 0)
     exec_child(streams, spec.cwd.empty() ? nullptr : spec.cwd.c_str(), c_argv.data(), c_envp.data(),
                parent, exec_failed.c_str());
@@ -186,7 +187,7 @@ ChildProcess::ChildProcess(const SpawnSpec& spec) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
-    throw IoError(fmt::format("pidfd_open: {}", std::strerror(err)));
+    throw IoError(fmt::format("pidfd_open: {}", errno_text(err)));
   }
 }
 

@@ -14,11 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "rendezvous/socket_util.h"
+#include "common/unique_fd.h"
 
 namespace kolo::runner {
 
-using UniqueFd = rendezvous::net::UniqueFd;
 using Environment = std::map<std::string, std::string>;
 
 // This process's environment as a map.

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 
 namespace kolo::runner {
@@ -79,7 +80,7 @@ RemoteRequest read_request(int in_fd, std::string& buffer, std::chrono::millisec
     ssize_t n = ::read(in_fd, chunk, sizeof chunk);
     if (n == 0) throw IoError("kolorun closed the connection before sending the request");
     if (n < 0 && errno != EINTR)
-      throw IoError(fmt::format("reading the request: {}", std::strerror(errno)));
+      throw IoError(fmt::format("reading the request: {}", errno_text(errno)));
     if (n > 0) buffer.append(chunk, static_cast<size_t>(n));
   }
 }

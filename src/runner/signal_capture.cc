@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 
 namespace kolo::runner {
@@ -21,7 +21,7 @@ SignalCapture::SignalCapture() {
   if (!fd_.valid()) {
     int err = errno;
     ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
-    throw IoError(fmt::format("signalfd: {}", std::strerror(err)));
+    throw IoError(fmt::format("signalfd: {}", errno_text(err)));
   }
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;

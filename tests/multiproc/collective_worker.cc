@@ -25,8 +25,9 @@ int run_engine(const Config& config, size_t count, long iterations) {
   int rank = config.layout.rank, size = config.layout.size;
   std::vector<float> a(count, static_cast<float>(rank + 1)), b(count / 2 + 1, 1.0f);
   auto tensor = [](const char* name, std::vector<float>& buf) {
-    return core::TensorArgs{name, buf.data(), buf.data(), DataType::kFloat32,
-                            {static_cast<int64_t>(buf.size())}, core::kCpuDevice};
+    return core::TensorArgs{
+        name,      buf.data(), buf.data(), DataType::kFloat32, {static_cast<int64_t>(buf.size())},
+        kCpuDevice};
   };
   for (long it = 1; iterations == 0 || it <= iterations; ++it) {
     std::fill(a.begin(), a.end(), static_cast<float>(rank + 1));

@@ -61,8 +61,9 @@ inline void run_engines(int size, const std::function<void(core::Engine&, int ra
 
 // A 1-d float32 tensor over caller-owned vectors (out may be in: in place).
 inline core::TensorArgs floats(std::string name, std::vector<float>& in, std::vector<float>& out) {
-  return {std::move(name), in.data(), out.data(), DataType::kFloat32,
-          {static_cast<int64_t>(in.size())}, core::kCpuDevice};
+  return {
+      std::move(name), in.data(), out.data(), DataType::kFloat32, {static_cast<int64_t>(in.size())},
+      kCpuDevice};
 }
 inline core::TensorArgs floats(std::string name, std::vector<float>& buf) {
   return floats(std::move(name), buf, buf);

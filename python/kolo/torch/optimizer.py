@@ -390,8 +390,8 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     if backward_passes_per_step < 1:
         raise ValueError("kolo: backward_passes_per_step must be at least 1")
     if num_groups != 0:
-        warnings.warn("Parameter `num_groups` has been replaced by `groups` and will be removed "
-                      "in v0.23.0.", DeprecationWarning)
+        warnings.warn("kolo: `num_groups` is an older spelling of `groups`; it still works, "
+                      "and `groups` wins when both are given", DeprecationWarning)
         if groups is None:
             groups = num_groups
     _check_groups(groups)

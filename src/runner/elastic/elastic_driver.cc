@@ -245,14 +245,11 @@ void ElasticDriver::announce(const HostChanges& changes, Job& job) {
 // --- joins ---------------------------------------------------------------
 
 int64_t ElasticDriver::pending_joins(const Worker& w) {
-  auto joins = store_.get(protocol::joins_key(std::to_string(w.id)));
-  const int64_t n = joins ? std::stoll(rendezvous::to_string(*joins)) : 0;
-  return n - w.answered;
+  return protocol::read_counter(store_, protocol::joins_key(std::to_string(w.id))) - w.answered;
 }
 
 void ElasticDriver::poll_arrivals(Job& job) {
-  auto value = store_.get(protocol::arrivals_key());
-  const int64_t arrivals = value ? std::stoll(rendezvous::to_string(*value)) : 0;
+  const int64_t arrivals = protocol::read_counter(store_, protocol::arrivals_key());
   if (arrivals == arrivals_seen_) return;
   arrivals_seen_ = arrivals;
   for (auto& w : workers_) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <utility>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "runner/process.h"
 
@@ -186,7 +187,7 @@ DiscoveryResult run_script(const std::string& script, const Environment& env, in
     pollfd* exit_p = add(exited ? -1 : child->exit_fd());
     pollfd* cancel_p = add(cancel_fd);
     int rc = ::poll(fds, n, net::poll_timeout_ms(deadline));
-    if (rc < 0 && errno != EINTR) return failure("poll failed: " + net::errno_text(errno));
+    if (rc < 0 && errno != EINTR) return failure("poll failed: " + errno_text(errno));
     if (rc > 0) {
       if (cancel_p && cancel_p->revents) return failure("was stopped: kolorun is shutting down");
       if (out_p && out_p->revents) {

@@ -3,16 +3,16 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <random>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "common/error.h"
+#include "common/unique_fd.h"
 
 namespace kolo::transport::shm {
 namespace {
@@ -23,17 +23,13 @@ std::string random_suffix() {
 }
 
 [[noreturn]] void fail(const std::string& what, const std::string& name, int err) {
-  throw IoError(fmt::format("shared memory {} {}: {}", what, name, std::strerror(err)));
+  throw IoError(fmt::format("shared memory {} {}: {}", what, name, errno_text(err)));
 }
 
-void* map_fd(int fd, size_t bytes, const std::string& name) {
-  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (data == MAP_FAILED) {
-    int err = errno;
-    ::close(fd);
-    fail("mmap of", name, err);
-  }
-  ::close(fd);  // the mapping keeps the memory
+// The caller may close `fd` afterwards: the mapping keeps the memory.
+void* map_fd(const UniqueFd& fd, size_t bytes, const std::string& name) {
+  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (data == MAP_FAILED) fail("mmap of", name, errno);
   return data;
 }
 
@@ -42,16 +38,15 @@ void* map_fd(int fd, size_t bytes, const std::string& name) {
 ShmSegment ShmSegment::create(const std::string& prefix, size_t bytes) {
   for (int attempt = 0;; ++attempt) {
     std::string name = prefix + random_suffix();
-    int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
+    UniqueFd fd(::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600));
+    if (!fd.valid()) {
       if (errno == EEXIST && attempt < 8) continue;
       fail("shm_open", name, errno);
     }
     // ftruncate reserves nothing; fallocate makes "/dev/shm is full" an
     // error here instead of a SIGBUS on first touch in the middle of a step.
-    int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+    int err = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes));
     if (err != 0) {
-      ::close(fd);
       ::shm_unlink(name.c_str());
       fail(fmt::format("posix_fallocate({} bytes) of", bytes), name, err);
     }
@@ -67,11 +62,10 @@ ShmSegment ShmSegment::create(const std::string& prefix, size_t bytes) {
 }
 
 ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
-  int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
-  if (fd < 0) fail("shm_open", name, errno);
+  UniqueFd fd(::shm_open(name.c_str(), O_RDWR, 0600));
+  if (!fd.valid()) fail("shm_open", name, errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
     throw IoError(fmt::format("shared memory {} has {} bytes, expected {}", name,
                                     static_cast<long long>(st.st_size), bytes));
   }

@@ -90,13 +90,15 @@ std::vector<PeerEntry> gather_entries(rendezvous::Store& store, int rank, int si
 }
 
 // `congestion`: the algorithm to connect with (congestion.h).
-Fd connect_to_lower(int rank, int peer, const PeerEntry& entry, uint64_t my_nonce, int size,
-                    const TcpOptions& options, const std::string& congestion, Clock::time_point deadline) {
+UniqueFd connect_to_lower(int rank, int peer, const PeerEntry& entry, uint64_t my_nonce, int size,
+                          const TcpOptions& options, const std::string& congestion,
+                          Clock::time_point deadline) {
   auto backoff = std::chrono::milliseconds(5);
   std::string last_error;
   for (;;) {
     int err = 0;
-    Fd fd = try_connect(entry.ip, entry.port, options.socket_buffer_bytes, congestion, deadline, &err);
+    UniqueFd fd =
+        try_connect(entry.ip, entry.port, options.socket_buffer_bytes, congestion, deadline, &err);
     if (fd.valid()) {
       Hello hello;
       hello.acceptor_nonce = entry.nonce;
@@ -109,10 +111,10 @@ Fd connect_to_lower(int rank, int peer, const PeerEntry& entry, uint64_t my_nonc
         if (reply.magic == HelloReply::kMagic && reply.acceptor_rank == peer) return fd;
         last_error = "unexpected hello reply";
       } else {
-        last_error = "hello exchange failed: " + errno_text(err);
+        last_error = "hello exchange failed: " + connection_error_text(err);
       }
     } else {
-      last_error = errno_text(err);
+      last_error = connection_error_text(err);
     }
     if (Clock::now() + backoff >= deadline) break;
     KOLO_LOG_DEBUG("rank {}: connecting to rank {} at {}:{} failed ({}); retrying", rank, peer,
@@ -127,7 +129,7 @@ Fd connect_to_lower(int rank, int peer, const PeerEntry& entry, uint64_t my_nonc
 
 // Reads and checks one Hello; returns the connector's rank or -1 to reject.
 int verify_hello(int fd, int rank, int size, uint64_t my_nonce,
-                 const std::vector<PeerEntry>& entries, const std::vector<Fd>& peers,
+                 const std::vector<PeerEntry>& entries, const std::vector<UniqueFd>& peers,
                  Clock::time_point deadline) {
   Hello hello;
   int err = 0;
@@ -150,7 +152,8 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
   const std::string ip = select_listen_address(options);
   int port = 0;
   const CongestionPlan congestion = plan_congestion(options.congestion);
-  Fd listener = listen_on(ip, std::max(size, 16), options.socket_buffer_bytes, congestion.within_host, &port);
+  UniqueFd listener =
+      listen_on(ip, std::max(size, 16), options.socket_buffer_bytes, congestion.within_host, &port);
   const uint64_t nonce = random_nonce();
 
   MeshSockets mesh;
@@ -171,7 +174,7 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
 
   int waiting = size - 1 - rank;
   while (waiting > 0) {
-    Fd fd = accept_until(listener.get(), deadline);
+    UniqueFd fd = accept_until(listener.get(), deadline);
     if (!fd.valid()) {
       std::vector<int> missing;
       for (int r = rank + 1; r < size; ++r)

@@ -27,7 +27,7 @@
 namespace kolo::transport::tcp {
 
 struct MeshSockets {
-  std::vector<Fd> peers;           // indexed by rank; invalid at our own rank
+  std::vector<UniqueFd> peers;     // indexed by rank; invalid at our own rank
   std::vector<std::string> hosts;  // hostname of every rank, for error messages
 };
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "transport/tcp/socket.h"
 
@@ -72,7 +73,7 @@ void validate_congestion_setting(const std::string& setting) {
 CongestionPlan plan_congestion(const std::string& setting) {
   validate_congestion_setting(setting);
   if (setting == kCongestionSystem) return {};
-  Fd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!probe.valid()) throw IoError("socket(): " + errno_text(errno));
   if (setting != kCongestionAuto) {
     set_congestion(probe.get(), setting);

@@ -83,7 +83,7 @@ struct InFlightFrame {
 struct PeerLink {
   int rank = -1;
   std::string name;  // "rank 3 (host b)"
-  Fd fd;
+  UniqueFd fd;
 
   // Sending side. Lock order: send_mutex, then TcpCore::mutex_ (never the
   // other way round).

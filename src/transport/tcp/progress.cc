@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/logging.h"
 #include "transport/tcp/tcp_core.h"
@@ -149,7 +150,7 @@ void TcpCore::keep_alive(Clock::time_point now) {
       if (!link->send_failed && link->outbox.empty() && now - link->last_queued >= interval)
         failed = queue_frame(*link, control_frame(FrameKind::kHeartbeat, ""), &err) == WriteStatus::kFailed;
     }
-    if (failed) peer_failed(*link, errno_text(err), false);
+    if (failed) peer_failed(*link, connection_error_text(err), false);
   }
 }
 
@@ -190,7 +191,7 @@ bool TcpCore::read_step(PeerLink& link) {
   if (n <= 0) {
     if (n < 0 && errno == EINTR) return true;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-    peer_failed(link, errno_text(n == 0 ? 0 : errno), r.mid_frame());
+    peer_failed(link, connection_error_text(n == 0 ? 0 : errno), r.mid_frame());
     return false;
   }
   in.last_received = Clock::now();
@@ -463,7 +464,7 @@ void TcpCore::on_writable(PeerLink& link) {
       link.want_writable = false;
     }
   }
-  if (failed) peer_failed(link, errno_text(err), true);
+  if (failed) peer_failed(link, connection_error_text(err), true);
 }
 
 // After a poison, waiters may return only once we stop writing into their

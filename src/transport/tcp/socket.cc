@@ -10,33 +10,17 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "transport/tcp/congestion.h"
 
 namespace kolo::transport::tcp {
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) reset(other.release());
-  return *this;
-}
-
-int Fd::release() {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
-std::string errno_text(int err) {
+std::string connection_error_text(int err) {
   if (err == 0) return "connection closed by peer";
-  return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
+  return errno_text(err);
 }
 
 void set_nonblocking(int fd, bool on) {
@@ -122,9 +106,9 @@ void set_data_socket_options(int fd, size_t buffer_bytes) {
   set_socket_buffers(fd, buffer_bytes);
 }
 
-Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, const std::string& congestion,
-             int* port) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+UniqueFd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes,
+                   const std::string& congestion, int* port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) throw IoError("socket(): " + errno_text(errno));
   set_int_option(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
   // Both inherited by accepted sockets.
@@ -142,9 +126,9 @@ Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, const st
   return fd;
 }
 
-Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, const std::string& congestion,
-               Clock::time_point deadline, int* err) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+UniqueFd try_connect(const std::string& ipv4, int port, size_t buffer_bytes,
+                     const std::string& congestion, Clock::time_point deadline, int* err) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) throw IoError("socket(): " + errno_text(errno));
   set_socket_buffers(fd.get(), buffer_bytes);
   if (!congestion.empty()) set_congestion(fd.get(), congestion);
@@ -153,29 +137,29 @@ Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, const std
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) return fd;
   if (errno != EINPROGRESS) {
     *err = errno;
-    return Fd();
+    return UniqueFd();
   }
   if (!poll_until(fd.get(), POLLOUT, deadline)) {
     *err = ETIMEDOUT;
-    return Fd();
+    return UniqueFd();
   }
   int so_error = 0;
   socklen_t len = sizeof(so_error);
   ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &len);
   if (so_error != 0) {
     *err = so_error;
-    return Fd();
+    return UniqueFd();
   }
   return fd;
 }
 
-Fd accept_until(int listener, Clock::time_point deadline) {
+UniqueFd accept_until(int listener, Clock::time_point deadline) {
   for (;;) {
-    Fd fd(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    UniqueFd fd(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (fd.valid()) return fd;
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
       throw IoError("accept(): " + errno_text(errno));
-    if (!poll_until(listener, POLLIN, deadline)) return Fd();
+    if (!poll_until(listener, POLLIN, deadline)) return UniqueFd();
   }
 }
 

@@ -1,7 +1,7 @@
-// Thin POSIX socket helpers for the TCP transport: an owning fd, the socket
-// options every data connection gets, and deadline-bounded blocking I/O for
-// the mesh bootstrap. The data path itself (tcp_core.cc) uses non-blocking
-// sockets driven by epoll and only borrows Fd and set_data_socket_options().
+// Thin POSIX socket helpers for the TCP transport: the socket options every data connection
+// gets, and deadline-bounded blocking I/O for the mesh bootstrap. The data path itself
+// (tcp_core.cc) uses non-blocking sockets driven by epoll and only borrows
+// set_data_socket_options().
 #pragma once
 
 #include <chrono>
@@ -9,32 +9,15 @@
 #include <cstdint>
 #include <string>
 
+#include "common/unique_fd.h"
+
 namespace kolo::transport::tcp {
 
 using Clock = std::chrono::steady_clock;
 
-// Owns one file descriptor; closes it on destruction. Move-only.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release();
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
-
-// "connection reset by peer (errno 104)": for error messages.
-std::string errno_text(int err);
+// errno_text(err), except that 0 (how the I/O helpers below and the data path report EOF)
+// reads "connection closed by peer".
+std::string connection_error_text(int err);
 
 void set_nonblocking(int fd, bool on);
 // TCP_NODELAY (collectives send many small messages whose latency matters
@@ -48,17 +31,17 @@ void set_socket_buffers(int fd, size_t buffer_bytes);
 // Listens on `ipv4`, port chosen by the kernel. Returns the socket and port.
 // `congestion` (congestion.h; empty: the host's default) is inherited by the
 // connections it accepts.
-Fd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes, const std::string& congestion,
-             int* port);
+UniqueFd listen_on(const std::string& ipv4, int backlog, size_t buffer_bytes,
+                   const std::string& congestion, int* port);
 
 // One connection attempt to ipv4:port that gives up at `deadline`, with the
 // congestion control `congestion` (empty: the host's default). Returns an
-// invalid Fd and sets *err on failure (the caller retries with backoff).
-Fd try_connect(const std::string& ipv4, int port, size_t buffer_bytes, const std::string& congestion,
-               Clock::time_point deadline, int* err);
+// invalid UniqueFd and sets *err on failure (the caller retries with backoff).
+UniqueFd try_connect(const std::string& ipv4, int port, size_t buffer_bytes,
+                     const std::string& congestion, Clock::time_point deadline, int* err);
 
-// Waits for a connection on `listener` until `deadline`; invalid Fd on timeout.
-Fd accept_until(int listener, Clock::time_point deadline);
+// Waits for a connection on `listener` until `deadline`; invalid UniqueFd on timeout.
+UniqueFd accept_until(int listener, Clock::time_point deadline);
 
 // Blocking exact reads/writes on a non-blocking socket, bounded by
 // `deadline`. Return false on timeout, EOF or error (*err says which:

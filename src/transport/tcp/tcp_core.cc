@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/check.h"
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "common/logging.h"
 

@@ -161,8 +161,8 @@ class TcpCore {
   const std::vector<std::string> names_;  // peer_name() of every rank
   std::vector<std::unique_ptr<PeerLink>> links_;  // [rank]; null at our rank
 
-  Fd epoll_fd_;
-  Fd wake_fd_;  // eventfd: poison and shutdown wake the progress thread
+  UniqueFd epoll_fd_;
+  UniqueFd wake_fd_;  // eventfd: poison and shutdown wake the progress thread
   std::thread progress_;
   std::atomic<bool> stopping_{false};
   // Held by whoever runs the event loop (progress thread or a waiting

@@ -1,9 +1,9 @@
+#include "kolo/types.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "kolo/types.h"
 
 namespace kolo {
 namespace {

@@ -1,11 +1,12 @@
 // The negotiation wire format: values survive a round trip, and malformed
 // bytes become an InternalError naming the problem, never a crash or a
 // huge allocation.
+#include "core/message.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "core/message.h"
 
 namespace kolo::core {
 namespace {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "rendezvous/memory_store.h"
 
 namespace kolo::rendezvous::elastic {
 namespace {
@@ -256,6 +257,29 @@ TEST(ElasticProtocol, RoundPrefix) {
   EXPECT_EQ(round_prefix(12), "kolo/round12");
   EXPECT_EQ(round_prefix(int64_t{1} << 40), "kolo/round1099511627776");
   EXPECT_NE(round_prefix(1), round_prefix(2));
+}
+
+TEST(ElasticProtocol, ReadCounterIsZeroUntilAddedThenWhatAddLeft) {
+  MemoryStore store;
+  EXPECT_EQ(read_counter(store, arrivals_key()), 0);
+  store.add(arrivals_key(), 3);
+  EXPECT_EQ(read_counter(store, arrivals_key()), 3);
+}
+
+// The driver once parsed these with std::stoll: "12abc" read as 12, and "many" escaped its
+// error handling as std::invalid_argument. Every garbled value must be a kolo error naming the key.
+TEST(ElasticProtocol, ReadCounterRejectsAGarbledValueNamingTheKey) {
+  MemoryStore store;
+  const std::string key = joins_key("7");
+  for (const char* garbled : {"", "many", "12abc", " 12", "99999999999999999999"}) {
+    store.set(key, to_bytes(garbled));
+    try {
+      const int64_t value = read_counter(store, key);
+      ADD_FAILURE() << "accepted '" << garbled << "' as " << value;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ class RawClient {
   // Reads more bytes into in_; false on EOF or error or timeout.
   bool read_more(net::Clock::time_point deadline);
 
-  net::UniqueFd fd_;
+  UniqueFd fd_;
   Bytes server_hello_;
   SessionKeys keys_{};
   uint64_t next_seq_ = 0;

@@ -19,7 +19,7 @@ using testing::server_options;
 
 // A port nobody listens on right now (bound, read, released).
 uint16_t unused_port() {
-  net::UniqueFd probe = net::listen_tcp("127.0.0.1", 0, 1);
+  UniqueFd probe = net::listen_tcp("127.0.0.1", 0, 1);
   return net::local_port(probe.get());
 }
 
@@ -84,7 +84,7 @@ TEST(TcpStore, ConnectGivesUpWithTimeoutErrorWhenNoServerComes) {
 }
 
 TEST(TcpStore, ConnectGivesUpOnAListenerThatNeverSpeaks) {
-  net::UniqueFd mute = net::listen_tcp("127.0.0.1", 0, 8);  // accepts in the kernel, says nothing
+  UniqueFd mute = net::listen_tcp("127.0.0.1", 0, 8);  // accepts in the kernel, says nothing
   auto options = client_options(net::local_port(mute.get()));
   options.connect_timeout = 300ms;
   auto start = std::chrono::steady_clock::now();

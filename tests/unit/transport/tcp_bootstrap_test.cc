@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "rendezvous/memory_store.h"
 #include "support/tcp_mesh.h"
@@ -83,7 +84,7 @@ TEST(TcpBootstrap, StrayConnectionIsRejected) {
   std::string addr = rendezvous::to_string(store.wait_get("tcp/addr/0", 5s));
   int port = std::stoi(addr.substr(addr.rfind(':') + 1));
   int err = 0;
-  Fd stray = try_connect("127.0.0.1", port, 0, "", Clock::now() + 2s, &err);
+  UniqueFd stray = try_connect("127.0.0.1", port, 0, "", Clock::now() + 2s, &err);
   ASSERT_TRUE(stray.valid()) << errno_text(err);
   char garbage[64] = "GET / HTTP/1.0\r\n\r\n";
   ASSERT_TRUE(write_all_until(stray.get(), garbage, sizeof(garbage), Clock::now() + 2s, &err));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "rendezvous/memory_store.h"
 #include "support/tcp_mesh.h"
@@ -42,14 +43,14 @@ std::string refusal(const std::string& setting) {
 
 // A loopback connection whose client end has the source address `from`.
 struct Connection {
-  Fd listener, client, server;
+  UniqueFd listener, client, server;
 };
 
 Connection connect_from(const std::string& from, const std::string& listener_congestion) {
   Connection c;
   int port = 0;
   c.listener = listen_on("127.0.0.1", 4, 0, listener_congestion, &port);
-  c.client = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  c.client = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in source{};
   source.sin_family = AF_INET;
   ::inet_pton(AF_INET, from.c_str(), &source.sin_addr);
@@ -110,16 +111,16 @@ TEST(TcpCongestion, SameHostMeansOneAddressAtBothEnds) {
 // socket from try_connect, the accepted one from its listener.
 TEST(TcpCongestion, ConnectAndListenSetTheAlgorithmBeforeTheHandshake) {
   int port = 0;
-  Fd listener = listen_on("127.0.0.1", 4, 0, "reno", &port);
+  UniqueFd listener = listen_on("127.0.0.1", 4, 0, "reno", &port);
   EXPECT_EQ(congestion_of(listener.get()), "reno");
   int err = 0;
-  Fd client = try_connect("127.0.0.1", port, 0, "reno", Clock::now() + 5s, &err);
+  UniqueFd client = try_connect("127.0.0.1", port, 0, "reno", Clock::now() + 5s, &err);
   ASSERT_TRUE(client.valid()) << errno_text(err);
-  Fd server = accept_until(listener.get(), Clock::now() + 5s);
+  UniqueFd server = accept_until(listener.get(), Clock::now() + 5s);
   ASSERT_TRUE(server.valid());
   EXPECT_EQ(congestion_of(client.get()), "reno");
   EXPECT_EQ(congestion_of(server.get()), "reno");
-  Fd plain = try_connect("127.0.0.1", port, 0, "", Clock::now() + 5s, &err);
+  UniqueFd plain = try_connect("127.0.0.1", port, 0, "", Clock::now() + 5s, &err);
   ASSERT_TRUE(plain.valid()) << errno_text(err);
   EXPECT_EQ(congestion_of(plain.get()), host_default());
 }
@@ -130,7 +131,7 @@ TEST(TcpCongestion, ConnectAndListenSetTheAlgorithmBeforeTheHandshake) {
 TEST(TcpCongestion, SettlingGivesAConnectionFromElsewhereTheAcrossHostsChoice) {
   std::string across = host_default();
   if (across == "reno") {
-    Fd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    UniqueFd probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     try {
       set_congestion(probe.get(), "cubic");
     } catch (const InvalidArgument&) {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "common/errno_text.h"
 #include "common/error.h"
 #include "support/tcp_mesh.h"
 #include "transport/tcp/socket.h"
@@ -43,7 +44,7 @@ class SilentPeer {
     int err = 0;
     fd_ = tcp::try_connect(addr.substr(0, addr.rfind(':')), std::stoi(addr.substr(addr.rfind(':') + 1)), 0,
                            "", deadline, &err);
-    if (!fd_.valid()) throw IoError("silent peer: connect: " + tcp::errno_text(err));
+    if (!fd_.valid()) throw IoError("silent peer: connect: " + kolo::errno_text(err));
     tcp::Hello hello;
     hello.acceptor_nonce = std::stoull(meta.substr(0, meta.find(' ')), nullptr, 16);
     hello.connector_nonce = nonce;
@@ -53,7 +54,7 @@ class SilentPeer {
     if (!tcp::write_all_until(fd_.get(), &hello, sizeof(hello), deadline, &err) ||
         !tcp::read_all_until(fd_.get(), &reply, sizeof(reply), deadline, &err) ||
         reply.magic != tcp::HelloReply::kMagic)
-      throw IoError("silent peer: hello failed: " + tcp::errno_text(err));
+      throw IoError("silent peer: hello failed: " + tcp::connection_error_text(err));
   }
 
   struct Frame {
@@ -77,7 +78,7 @@ class SilentPeer {
   }
 
  private:
-  tcp::Fd fd_;
+  UniqueFd fd_;
 };
 
 bool contains(const std::string& text, const std::string& part) {
