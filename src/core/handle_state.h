@@ -15,8 +15,9 @@ namespace kolo::core {
 
 // What an operation produced besides the caller's own output buffer.
 struct HandleResult {
-  // Outputs whose size only negotiation knows (allgather, alltoall,
-  // reducescatter) are allocated here.
+  // Outputs whose size only negotiation knows (OutputBuffer::kEngine in
+  // core/operation_table.h: allgather, alltoall, reducescatter) are
+  // allocated here.
   std::vector<std::byte> data;
   std::vector<int64_t> shape;
   // Alltoall: rows received from each rank.

@@ -17,7 +17,8 @@ namespace kolo::core {
 struct TensorEntry {
   Request request;
   // Caller-owned. `output` is null for operations whose output the engine
-  // allocates (allgather, alltoall, reducescatter); it may equal `input`.
+  // allocates (OutputBuffer::kEngine in core/operation_table.h); it may
+  // equal `input`.
   const void* input = nullptr;
   void* output = nullptr;
   std::shared_ptr<HandleState> handle;
