@@ -16,7 +16,7 @@ VENV_STAMP := $(VENV)/.kolo-venv
 # script writes a SummaryWriter log).
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
-.PHONY: all deps build python python-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format clean
+.PHONY: all deps build python python-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
 
 all: build
 
@@ -70,7 +70,7 @@ fuzz: fuzz-smoke
 asan-test:
 	$(MAKE) unit-test BUILD_DIR=build-asan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=address"
 
-test: unit-test python-test asan-test fuzz-smoke
+test: format-check unit-test python-test asan-test fuzz-smoke
 
 # The main job: PyTorch training on two ranks, started the way users start
 # jobs (the Horovod-style MNIST example on the digits Debian's sklearn ships).
@@ -92,8 +92,12 @@ asan: asan-test
 tsan:
 	$(MAKE) unit-test BUILD_DIR=build-tsan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=thread"
 
+# The layout of every C++ file is .clang-format's; make test checks it.
 format:
-	find include src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	git ls-files -- include src tests bench examples python/src | grep -E '\.(h|cc)$$' | xargs clang-format -i
+
+format-check: $(STAMP)
+	./scripts/check-format.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR) build-asan build-tsan

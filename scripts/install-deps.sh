@@ -8,7 +8,7 @@ packages=(
   libssl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   libopenmpi-dev openmpi-bin
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   procps iproute2
   openssh-client openssh-server
   # Python: the venv is made from Debian's python3 with --system-site-packages,

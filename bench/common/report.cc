@@ -7,10 +7,12 @@
 namespace kolo::bench {
 namespace {
 constexpr std::array<std::string_view, 5> kNames = {"allreduce", "allgather", "broadcast",
-                                                     "alltoall", "reducescatter"};
+                                                    "alltoall", "reducescatter"};
 }
 
-std::string_view collective_name(Collective c) { return kNames.at(static_cast<size_t>(c)); }
+std::string_view collective_name(Collective c) {
+  return kNames.at(static_cast<size_t>(c));
+}
 
 bool parse_collective(std::string_view name, Collective* out) {
   for (size_t i = 0; i < kNames.size(); ++i) {
@@ -29,11 +31,14 @@ bool parse_collective(std::string_view name, Collective* out) {
 double bus_factor(Collective c, int nranks) {
   double n = nranks;
   switch (c) {
-    case Collective::kAllreduce: return nranks > 1 ? 2 * (n - 1) / n : 0;
+    case Collective::kAllreduce:
+      return nranks > 1 ? 2 * (n - 1) / n : 0;
     case Collective::kAllgather:
     case Collective::kReduceScatter:
-    case Collective::kAlltoall: return (n - 1) / n;
-    case Collective::kBroadcast: return 1;
+    case Collective::kAlltoall:
+      return (n - 1) / n;
+    case Collective::kBroadcast:
+      return 1;
   }
   return 1;
 }
@@ -42,7 +47,8 @@ std::vector<size_t> sweep_sizes(size_t begin, size_t end, double factor, size_t 
   std::vector<size_t> out;
   for (size_t s = begin; s <= end;) {
     out.push_back(s);
-    size_t next = increment > 0 ? s + increment : static_cast<size_t>(static_cast<double>(s) * factor);
+    size_t next =
+        increment > 0 ? s + increment : static_cast<size_t>(static_cast<double>(s) * factor);
     if (next <= s) break;  // factor <= 1 would loop forever
     s = next;
   }
@@ -66,8 +72,9 @@ std::string header_lines(std::string_view title) {
 
 std::string format_row(const ResultRow& r) {
   std::string wrong = r.wrong < 0 ? "N/A" : std::to_string(r.wrong);
-  return fmt::format(" {:>12} {:>12} {:>9} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}\n", r.bytes,
-                     r.count, r.dtype, r.op, r.root, r.time_us, r.algbw_gbs, r.busbw_gbs, wrong);
+  return fmt::format(" {:>12} {:>12} {:>9} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}\n",
+                     r.bytes, r.count, r.dtype, r.op, r.root, r.time_us, r.algbw_gbs, r.busbw_gbs,
+                     wrong);
 }
 
 std::string footer_line(double avg_busbw_gbs, int64_t total_wrong) {

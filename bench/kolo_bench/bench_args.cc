@@ -1,7 +1,8 @@
 #include "kolo_bench/bench_args.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "common/settings/value_text.h"
 
@@ -46,17 +47,20 @@ BenchArgs parse_bench_args(int argc, char** argv) {
                  "small allreduces through the engine against one raw allreduce of their total)")
       ->check(CLI::IsMember({"allreduce", "allgather", "broadcast", "alltoall", "reducescatter",
                              "reduce_scatter", "engine"}));
-  app.add_option("--tensors", a.tensors, "engine mode: tensors per step")->check(CLI::Range(1, 100000));
+  app.add_option("--tensors", a.tensors, "engine mode: tensors per step")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--tensor-bytes", tensor_bytes_text, "engine mode: bytes per tensor")
       ->transform(size_validator());
-  app.add_option("--np", a.np, "start this many local ranks (spelled -np too)")->check(CLI::Range(1, 512));
+  app.add_option("--np", a.np, "start this many local ranks (spelled -np too)")
+      ->check(CLI::Range(1, 512));
   app.add_option("-b,--minbytes", min_text, "smallest size")->transform(size_validator());
   app.add_option("-e,--maxbytes", max_text, "largest size")->transform(size_validator());
   app.add_option("-f,--stepfactor", a.factor, "multiply the size by this each step")
       ->check(CLI::Range(1.0001, 1e6));
   app.add_option("-i,--stepbytes", a.increment, "add this many bytes each step instead");
   app.add_option("-n,--iters", a.iters, "timed iterations per size")->check(CLI::Range(1, 1000000));
-  app.add_option("-w,--warmup_iters", a.warmup, "untimed iterations first")->check(CLI::Range(0, 1000000));
+  app.add_option("-w,--warmup_iters", a.warmup, "untimed iterations first")
+      ->check(CLI::Range(0, 1000000));
   app.add_option("-c,--check", check, "check results (1) or not (0)")->check(CLI::Range(0, 1));
   app.add_option("-d,--datatype", dtype,
                  "uint8 int8 int32 int64 float16 bfloat16 float32 float64 bool");
@@ -64,7 +68,8 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   app.add_option("-r,--root", a.root, "broadcast root")->check(CLI::NonNegativeNumber);
   app.add_option("-a,--algorithm", a.algorithm, "auto, ring, recursive_doubling, tree, pipelined")
       ->check(CLI::IsMember({"auto", "ring", "recursive_doubling", "tree", "pipelined"}));
-  app.add_option("-t,--timeout", a.timeout_seconds, "with -np: stop the run after this many seconds")
+  app.add_option("-t,--timeout", a.timeout_seconds,
+                 "with -np: stop the run after this many seconds")
       ->check(CLI::NonNegativeNumber);
 
   auto args = normalized_args(argc, argv);
@@ -94,7 +99,8 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   // Defaults skip the option's transform, so parse here rather than stoull.
   a.min_bytes = *settings::parse_size(min_text);
   a.max_bytes = *settings::parse_size(max_text);
-  if (a.min_bytes > a.max_bytes) fail(fmt::format("-b {} is larger than -e {}", min_text, max_text));
+  if (a.min_bytes > a.max_bytes)
+    fail(fmt::format("-b {} is larger than -e {}", min_text, max_text));
   a.check = check == 1;
   return a;
 }

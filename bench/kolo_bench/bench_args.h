@@ -22,8 +22,9 @@ struct BenchArgs {
   DataType dtype = DataType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   int root = 0;
-  std::string algorithm = "auto";  // allreduce: ring, recursive_doubling; broadcast: tree, pipelined
-  double timeout_seconds = 0;      // whole-run limit when launching with -np; 0 = none
+  std::string algorithm =
+      "auto";                  // allreduce: ring, recursive_doubling; broadcast: tree, pipelined
+  double timeout_seconds = 0;  // whole-run limit when launching with -np; 0 = none
   // "engine" mode: steps of `tensors` allreduces of `tensor_bytes` each
   // through the engine, against one raw allreduce of the total.
   bool engine = false;

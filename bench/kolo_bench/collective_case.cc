@@ -14,10 +14,14 @@ using Clock = std::chrono::steady_clock;
 double tolerance(DataType dtype, ReduceOp op, double expected) {
   switch (dtype) {
     case DataType::kFloat16:
-    case DataType::kBFloat16: return std::abs(expected) * 1e-2;
-    case DataType::kFloat32: return std::abs(expected) * 1e-5;
-    case DataType::kFloat64: return std::abs(expected) * 1e-12;
-    default: return op == ReduceOp::kAverage ? 0.5 : 0;  // integer average rounds
+    case DataType::kBFloat16:
+      return std::abs(expected) * 1e-2;
+    case DataType::kFloat32:
+      return std::abs(expected) * 1e-5;
+    case DataType::kFloat64:
+      return std::abs(expected) * 1e-12;
+    default:
+      return op == ReduceOp::kAverage ? 0.5 : 0;  // integer average rounds
   }
 }
 
@@ -59,12 +63,14 @@ CollectiveCase::Shape CollectiveCase::shape_for(size_t bytes) const {
 double CollectiveCase::input_value(int rank, size_t index) const {
   // Small integers, so every reduction is exact in every dtype up to 8+ ranks.
   switch (args_.op) {
-    case ReduceOp::kProduct: return (rank + index) % 7 == 0 ? 2 : 1;
+    case ReduceOp::kProduct:
+      return (rank + index) % 7 == 0 ? 2 : 1;
     case ReduceOp::kBitAnd:
     case ReduceOp::kBitOr:
       return args_.dtype == DataType::kBool ? ((rank + index) % 3 != 0)
                                             : static_cast<double>(1u << ((rank + index) % 3));
-    default: return static_cast<double>((static_cast<size_t>(rank) * 7 + index) % 4 + 1);
+    default:
+      return static_cast<double>((static_cast<size_t>(rank) * 7 + index) % 4 + 1);
   }
 }
 
@@ -75,10 +81,18 @@ double CollectiveCase::reduced_value(size_t index) const {
     double v = input_value(r, index);
     switch (args_.op) {
       case ReduceOp::kSum:
-      case ReduceOp::kAverage: acc = boolean ? (acc != 0 || v != 0) : acc + v; break;
-      case ReduceOp::kProduct: acc = boolean ? (acc != 0 && v != 0) : acc * v; break;
-      case ReduceOp::kMin: acc = std::min(acc, v); break;
-      case ReduceOp::kMax: acc = std::max(acc, v); break;
+      case ReduceOp::kAverage:
+        acc = boolean ? (acc != 0 || v != 0) : acc + v;
+        break;
+      case ReduceOp::kProduct:
+        acc = boolean ? (acc != 0 && v != 0) : acc * v;
+        break;
+      case ReduceOp::kMin:
+        acc = std::min(acc, v);
+        break;
+      case ReduceOp::kMax:
+        acc = std::max(acc, v);
+        break;
       case ReduceOp::kBitAnd:
         acc = static_cast<double>(static_cast<int64_t>(acc) & static_cast<int64_t>(v));
         break;
@@ -93,7 +107,8 @@ double CollectiveCase::reduced_value(size_t index) const {
 
 void CollectiveCase::fill_inputs(const Shape& s) {
   const int rank = backend_.rank();
-  for (size_t i = 0; i < s.send_elems; ++i) store_element(send_.data(), i, args_.dtype, input_value(rank, i));
+  for (size_t i = 0; i < s.send_elems; ++i)
+    store_element(send_.data(), i, args_.dtype, input_value(rank, i));
   for (size_t i = 0; i < s.recv_elems; ++i) store_element(recv_.data(), i, args_.dtype, 0);
   if (args_.collective == Collective::kBroadcast && rank == args_.root)
     for (size_t i = 0; i < s.recv_elems; ++i)
@@ -103,13 +118,18 @@ void CollectiveCase::fill_inputs(const Shape& s) {
 double CollectiveCase::expected(size_t i, const Shape& s) const {
   const int rank = backend_.rank();
   switch (args_.collective) {
-    case Collective::kAllreduce: return reduced_value(i);
-    case Collective::kBroadcast: return input_value(args_.root, i);
-    case Collective::kAllgather: return input_value(static_cast<int>(i / s.count), i % s.count);
+    case Collective::kAllreduce:
+      return reduced_value(i);
+    case Collective::kBroadcast:
+      return input_value(args_.root, i);
+    case Collective::kAllgather:
+      return input_value(static_cast<int>(i / s.count), i % s.count);
     case Collective::kAlltoall:
-      return input_value(static_cast<int>(i / s.count), static_cast<size_t>(rank) * s.count + i % s.count);
+      return input_value(static_cast<int>(i / s.count),
+                         static_cast<size_t>(rank) * s.count + i % s.count);
     case Collective::kReduceScatter:
-      return reduced_value(collectives::reduce_scatter_offset(s.send_elems, backend_.size(), rank) + i);
+      return reduced_value(collectives::reduce_scatter_offset(s.send_elems, backend_.size(), rank) +
+                           i);
   }
   return 0;
 }
@@ -159,7 +179,8 @@ ResultRow CollectiveCase::run(size_t bytes) {
   row.bytes = s.reported_bytes;
   row.count = s.reported_count;
   row.dtype = std::string(dtype_name(args_.dtype));
-  bool reduces = args_.collective == Collective::kAllreduce || args_.collective == Collective::kReduceScatter;
+  bool reduces =
+      args_.collective == Collective::kAllreduce || args_.collective == Collective::kReduceScatter;
   row.op = reduces ? std::string(reduce_op_name(args_.op)) : "none";
   row.root = args_.collective == Collective::kBroadcast ? args_.root : -1;
 

@@ -41,7 +41,8 @@ int run_engine_rank(const BenchArgs& args) {
 
   size_t per_tensor = args.tensor_bytes / sizeof(float);
   size_t total = per_tensor * static_cast<size_t>(args.tensors);
-  std::vector<std::vector<float>> grads(static_cast<size_t>(args.tensors), std::vector<float>(per_tensor));
+  std::vector<std::vector<float>> grads(static_cast<size_t>(args.tensors),
+                                        std::vector<float>(per_tensor));
   std::vector<float> fused(total);
   std::vector<std::string> names;
   for (int t = 0; t < args.tensors; ++t) names.push_back(fmt::format("grad.{}", t));
@@ -64,7 +65,8 @@ int run_engine_rank(const BenchArgs& args) {
                                          {ReduceOp::kSum}));
     }
     for (auto& h : handles) {
-      if (!h->wait_for(std::chrono::seconds(300))) throw TimeoutError("engine step did not finish in 300 s");
+      if (!h->wait_for(std::chrono::seconds(300)))
+        throw TimeoutError("engine step did not finish in 300 s");
       if (!h->status().ok()) throw Error(h->status().code(), h->status().message());
     }
   };
@@ -109,13 +111,18 @@ int run_engine_rank(const BenchArgs& args) {
     double e = median(engine_us), r = median(raw_us);
     double bytes = static_cast<double>(total * sizeof(float));
     double bus = 2.0 * (size - 1) / size;
-    fmt::print("# kolo-bench engine: {} ranks, {} tensors x {} B per step ({} B), {} warm-up + {} timed steps\n",
-               size, args.tensors, args.tensor_bytes, total * sizeof(float), args.warmup, args.iters);
+    fmt::print(
+        "# kolo-bench engine: {} ranks, {} tensors x {} B per step ({} B), {} warm-up + {} timed "
+        "steps\n",
+        size, args.tensors, args.tensor_bytes, total * sizeof(float), args.warmup, args.iters);
     fmt::print("# cycle {} us, fusion threshold {} B, cache hits {} misses {}\n",
-               config.engine.cycle_time.count(), config.engine.fusion_threshold_bytes, stats.hits, stats.misses);
+               config.engine.cycle_time.count(), config.engine.fusion_threshold_bytes, stats.hits,
+               stats.misses);
     fmt::print("{:>28} {:>12} {:>12} {:>10}\n", "", "median(us)", "busbw(GB/s)", "vs raw");
-    fmt::print("{:>28} {:>12.1f} {:>12.3f} {:>9.2f}x\n", "engine (many tensors)", e, bytes * bus / e / 1e3, e / r);
-    fmt::print("{:>28} {:>12.1f} {:>12.3f} {:>9.2f}x\n", "raw allreduce (one buffer)", r, bytes * bus / r / 1e3, 1.0);
+    fmt::print("{:>28} {:>12.1f} {:>12.3f} {:>9.2f}x\n", "engine (many tensors)", e,
+               bytes * bus / e / 1e3, e / r);
+    fmt::print("{:>28} {:>12.1f} {:>12.3f} {:>9.2f}x\n", "raw allreduce (one buffer)", r,
+               bytes * bus / r / 1e3, 1.0);
     fmt::print("# engine overhead: {:+.1f}%   #wrong: {}\n", (e / r - 1) * 100, wrong);
     std::fflush(stdout);
   }

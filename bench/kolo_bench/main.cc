@@ -2,11 +2,10 @@
 //
 //   kolo-bench -np 2 allreduce -b 8 -e 256M -f 4 -c 1     (starts 2 local ranks)
 //   kolorun -np 4 -H a:2,b:2 kolo-bench allgather          (one rank per process)
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "core/config.h"
@@ -32,9 +31,11 @@ int run_launcher(const BenchArgs& args, int argc, char** argv) {
   auto command = rank_argv(argc, argv);
   char self[4096] = {};
   ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) command[0] = std::string(self, static_cast<size_t>(n));  // the same binary, wherever it lives
-  auto result = runner::launch_local(args.np, command,
-                                     std::chrono::milliseconds(static_cast<int64_t>(args.timeout_seconds * 1000)));
+  if (n > 0)
+    command[0] = std::string(self, static_cast<size_t>(n));  // the same binary, wherever it lives
+  auto result = runner::launch_local(
+      args.np, command,
+      std::chrono::milliseconds(static_cast<int64_t>(args.timeout_seconds * 1000)));
   if (!result.message.empty()) fmt::print(stderr, "kolo-bench: {}\n", result.message);
   return result.exit_code == 0 ? 0 : 1;
 }
@@ -45,13 +46,15 @@ int run_rank(const BenchArgs& args) {
   World world = connect_world(config);
   auto& backend = *world.backend;
   if (args.collective == Collective::kBroadcast && args.root >= backend.size())
-    throw InvalidArgument(fmt::format("--root {} is not a rank of this {}-rank job", args.root, backend.size()));
+    throw InvalidArgument(
+        fmt::format("--root {} is not a rank of this {}-rank job", args.root, backend.size()));
   CollectiveCase bench_case(backend, args);
   const bool printer = backend.rank() == 0;
   if (printer) {
-    fmt::print("# kolo-bench {}: {} ranks, {} warm-up + {} timed iterations, algorithm {}, transport {}\n",
-               collective_name(args.collective), backend.size(), args.warmup, args.iters, args.algorithm,
-               backend.name());
+    fmt::print(
+        "# kolo-bench {}: {} ranks, {} warm-up + {} timed iterations, algorithm {}, transport {}\n",
+        collective_name(args.collective), backend.size(), args.warmup, args.iters, args.algorithm,
+        backend.name());
     fmt::print("{}", header_lines("out-of-place"));
     std::fflush(stdout);
   }
@@ -67,7 +70,8 @@ int run_rank(const BenchArgs& args) {
       std::fflush(stdout);
     }
   }
-  if (printer) fmt::print("{}", footer_line(sizes.empty() ? 0 : busbw_sum / sizes.size(), wrong_total));
+  if (printer)
+    fmt::print("{}", footer_line(sizes.empty() ? 0 : busbw_sum / sizes.size(), wrong_total));
   return wrong_total == 0 ? 0 : 1;
 }
 

@@ -2,16 +2,15 @@
 // so Kolo can be compared with Debian's OpenMPI in one run. float32 only.
 //
 //   mpirun -np 2 --mca btl tcp,self mpi-bench allreduce -b 8 -e 256M -f 4
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include <cmath>
 #include <vector>
 
-#include "common/settings/value_text.h"
 #include "common/report.h"
+#include "common/settings/value_text.h"
 
 namespace {
 
@@ -52,7 +51,9 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-float input(int rank, size_t i) { return static_cast<float>((static_cast<size_t>(rank) * 7 + i) % 4 + 1); }
+float input(int rank, size_t i) {
+  return static_cast<float>((static_cast<size_t>(rank) * 7 + i) % 4 + 1);
+}
 
 struct Case {
   Collective c = Collective::kAllreduce;
@@ -70,7 +71,9 @@ struct Case {
       case Collective::kAllgather:
         MPI_Allgather(send.data(), n, MPI_FLOAT, recv.data(), n, MPI_FLOAT, MPI_COMM_WORLD);
         break;
-      case Collective::kBroadcast: MPI_Bcast(recv.data(), n, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+      case Collective::kBroadcast:
+        MPI_Bcast(recv.data(), n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+        break;
       case Collective::kAlltoall:
         MPI_Alltoall(send.data(), n, MPI_FLOAT, recv.data(), n, MPI_FLOAT, MPI_COMM_WORLD);
         break;
@@ -87,11 +90,16 @@ struct Case {
       return s;
     };
     switch (c) {
-      case Collective::kAllreduce: return reduced(i);
-      case Collective::kAllgather: return input(static_cast<int>(i / count), i % count);
-      case Collective::kBroadcast: return input(0, i);
-      case Collective::kAlltoall: return input(static_cast<int>(i / count), rank * count + i % count);
-      case Collective::kReduceScatter: return reduced(rank * count + i);
+      case Collective::kAllreduce:
+        return reduced(i);
+      case Collective::kAllgather:
+        return input(static_cast<int>(i / count), i % count);
+      case Collective::kBroadcast:
+        return input(0, i);
+      case Collective::kAlltoall:
+        return input(static_cast<int>(i / count), rank * count + i % count);
+      case Collective::kReduceScatter:
+        return reduced(rank * count + i);
     }
     return 0;
   }
@@ -119,7 +127,8 @@ int main(int argc, char** argv) {
     k.rank = rank;
     k.size = size;
     size_t elems = bytes / sizeof(float);
-    bool per_rank = args.collective != Collective::kAllreduce && args.collective != Collective::kBroadcast;
+    bool per_rank =
+        args.collective != Collective::kAllreduce && args.collective != Collective::kBroadcast;
     k.count = per_rank ? elems / size : elems;
     k.total = per_rank ? k.count * size : k.count;
     size_t send_n = args.collective == Collective::kAllgather ? k.count : k.total;
@@ -134,7 +143,10 @@ int main(int argc, char** argv) {
     row.bytes = k.total * sizeof(float);
     row.count = k.total;
     row.dtype = "float32";
-    row.op = (args.collective == Collective::kAllreduce || args.collective == Collective::kReduceScatter) ? "sum" : "none";
+    row.op =
+        (args.collective == Collective::kAllreduce || args.collective == Collective::kReduceScatter)
+            ? "sum"
+            : "none";
     row.root = args.collective == Collective::kBroadcast ? 0 : -1;
     if (args.check) {
       k.run();
@@ -157,7 +169,9 @@ int main(int argc, char** argv) {
     if (rank == 0) fmt::print("{}", kolo::bench::format_row(row));
     std::fflush(stdout);
   }
-  if (rank == 0) fmt::print("{}", kolo::bench::footer_line(busbw_sum / std::max<size_t>(sizes.size(), 1), wrong_total));
+  if (rank == 0)
+    fmt::print(
+        "{}", kolo::bench::footer_line(busbw_sum / std::max<size_t>(sizes.size(), 1), wrong_total));
   MPI_Finalize();
   return wrong_total == 0 ? 0 : 1;
 }

@@ -36,8 +36,8 @@ std::vector<uint8_t> values(DataType type, size_t count, int seed) {
     if (type == DataType::kFloat32) {
       std::memcpy(&data[i * 4], &f, 4);
     } else {
-      const uint16_t h = type == DataType::kFloat16 ? float16::from_float(f).bits
-                                                    : bfloat16::from_float(f).bits;
+      const uint16_t h =
+          type == DataType::kFloat16 ? float16::from_float(f).bits : bfloat16::from_float(f).bits;
       std::memcpy(&data[i * 2], &h, 2);
     }
   }

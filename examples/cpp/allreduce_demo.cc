@@ -35,7 +35,8 @@ int run_rank() {
   std::vector<float> gradient(kCount), summed(kCount), averaged(kCount);
   for (size_t i = 0; i < kCount; ++i) gradient[i] = static_cast<float>((rank + 1) * (i % 1000));
   backend.allreduce(gradient.data(), summed.data(), kCount, DataType::kFloat32, {ReduceOp::kSum});
-  backend.allreduce(gradient.data(), averaged.data(), kCount, DataType::kFloat32, {ReduceOp::kAverage});
+  backend.allreduce(gradient.data(), averaged.data(), kCount, DataType::kFloat32,
+                    {ReduceOp::kAverage});
 
   const double factor = size * (size + 1) / 2.0;
   size_t wrong = 0;

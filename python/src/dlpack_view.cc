@@ -63,11 +63,11 @@ DLDataType to_dl(DataType type) {
 }
 
 std::string describe(DLDataType type) {
-  const char* kind = type.code == kDLInt     ? "int"
-                     : type.code == kDLUInt  ? "uint"
-                     : type.code == kDLFloat ? "float"
+  const char* kind = type.code == kDLInt      ? "int"
+                     : type.code == kDLUInt   ? "uint"
+                     : type.code == kDLFloat  ? "float"
                      : type.code == kDLBfloat ? "bfloat"
-                                              : "code" ;
+                                              : "code";
   return std::string(kind) + std::to_string(type.bits) +
          (type.lanes == 1 ? "" : "x" + std::to_string(type.lanes));
 }
@@ -91,9 +91,10 @@ bool contiguous(const DLTensor& t) {
 py::capsule capsule_of(const py::object& source) {
   if (py::isinstance<py::capsule>(source)) return py::reinterpret_borrow<py::capsule>(source);
   if (!py::hasattr(source, "__dlpack__")) {
-    throw py::type_error("kolo: expected a tensor or array supporting DLPack (torch.Tensor, "
-                         "numpy.ndarray, ...), got " +
-                         std::string(py::str(py::type::handle_of(source).attr("__name__"))));
+    throw py::type_error(
+        "kolo: expected a tensor or array supporting DLPack (torch.Tensor, "
+        "numpy.ndarray, ...), got " +
+        std::string(py::str(py::type::handle_of(source).attr("__name__"))));
   }
   return source.attr("__dlpack__")().cast<py::capsule>();
 }
@@ -131,7 +132,8 @@ TensorView view_of(const py::object& source, std::optional<DataType> dtype_overr
   if (t.device.device_type != kDLCPU) {
     throw py::value_error(
         "kolo: this Kolo build has no GPU support; move the tensor to the CPU first "
-        "(device type " + std::to_string(t.device.device_type) + ")");
+        "(device type " +
+        std::to_string(t.device.device_type) + ")");
   }
   std::optional<DataType> dtype = from_dl(t.dtype);
   if (!dtype) throw py::type_error("kolo: unsupported tensor dtype " + describe(t.dtype));
@@ -177,8 +179,12 @@ py::capsule DLPackArray::dlpack(const py::object& stream) const {
   return py::capsule(managed, kCapsuleName, capsule_destructor);
 }
 
-py::tuple DLPackArray::dlpack_device() const { return py::make_tuple(int(kDLCPU), 0); }
+py::tuple DLPackArray::dlpack_device() const {
+  return py::make_tuple(int(kDLCPU), 0);
+}
 
-std::string DLPackArray::dtype_name() const { return std::string(kolo::dtype_name(dtype_)); }
+std::string DLPackArray::dtype_name() const {
+  return std::string(kolo::dtype_name(dtype_));
+}
 
 }  // namespace kolo::python

@@ -144,14 +144,14 @@ void bind_engine(py::module_& m) {
              std::optional<std::string> dtype) {
             TensorView in = view_of(input, dtype_from_name(dtype));
             TensorView out = view_of(output, dtype_from_name(dtype));
-            return PyHandle(e.allreduce(in.tensor, out.mutable_data,
-                                        reduce_options(op, prescale, postscale, std::move(name),
-                                                       process_set)),
-                            in.tensor.dtype);
+            return PyHandle(
+                e.allreduce(in.tensor, out.mutable_data,
+                            reduce_options(op, prescale, postscale, std::move(name), process_set)),
+                in.tensor.dtype);
           },
-          py::arg("input"), py::arg("output"), py::arg("op") = "average",
-          py::arg("prescale") = 1.0, py::arg("postscale") = 1.0, py::arg("name") = "",
-          py::arg("process_set") = 0, py::arg("dtype") = py::none())
+          py::arg("input"), py::arg("output"), py::arg("op") = "average", py::arg("prescale") = 1.0,
+          py::arg("postscale") = 1.0, py::arg("name") = "", py::arg("process_set") = 0,
+          py::arg("dtype") = py::none())
       .def(
           "grouped_allreduce",
           [](Engine& e, const std::vector<py::object>& inputs,
@@ -162,9 +162,9 @@ void bind_engine(py::module_& m) {
             auto out = views_of(outputs, dtype);
             std::vector<void*> out_ptrs;
             for (const auto& view : out) out_ptrs.push_back(view.mutable_data);
-            return wrap(e.grouped_allreduce(tensors_of(in), out_ptrs,
-                                            reduce_options(op, prescale, postscale,
-                                                           std::move(name), process_set)),
+            return wrap(e.grouped_allreduce(
+                            tensors_of(in), out_ptrs,
+                            reduce_options(op, prescale, postscale, std::move(name), process_set)),
                         in);
           },
           py::arg("inputs"), py::arg("outputs"), py::arg("op") = "average",
@@ -218,10 +218,10 @@ void bind_engine(py::module_& m) {
              double postscale, std::string name, int32_t process_set,
              std::optional<std::string> dtype) {
             TensorView in = view_of(input, dtype_from_name(dtype));
-            return PyHandle(e.reducescatter(in.tensor, reduce_options(op, prescale, postscale,
-                                                                      std::move(name),
-                                                                      process_set)),
-                            in.tensor.dtype);
+            return PyHandle(
+                e.reducescatter(in.tensor, reduce_options(op, prescale, postscale, std::move(name),
+                                                          process_set)),
+                in.tensor.dtype);
           },
           py::arg("input"), py::arg("op") = "average", py::arg("prescale") = 1.0,
           py::arg("postscale") = 1.0, py::arg("name") = "", py::arg("process_set") = 0,
@@ -260,7 +260,9 @@ void bind_engine(py::module_& m) {
           py::arg("ranks"))
       .def(
           "remove_process_set",
-          [](Engine& e, int32_t id) { return PyHandle(e.remove_process_set(id), DataType::kUInt8); },
+          [](Engine& e, int32_t id) {
+            return PyHandle(e.remove_process_set(id), DataType::kUInt8);
+          },
           py::arg("id"))
       .def("start_timeline", &Engine::start_timeline, py::arg("path"),
            py::arg("mark_cycles") = false)

@@ -42,8 +42,8 @@ py::object removed_type() {
 void register_exceptions(py::module_& module) {
   py::exception<Exception>(module, "KoloInternalError", PyExc_RuntimeError);
   // A plain Exception subclass, so `except KoloInternalError` never catches it.
-  module.attr("WorkerRemoved") =
-      py::reinterpret_steal<py::object>(PyErr_NewException("kolo._core.WorkerRemoved", nullptr, nullptr));
+  module.attr("WorkerRemoved") = py::reinterpret_steal<py::object>(
+      PyErr_NewException("kolo._core.WorkerRemoved", nullptr, nullptr));
   py::register_exception_translator([](std::exception_ptr error) {
     if (!error) return;
     try {

@@ -4,7 +4,8 @@
 
 namespace kolo::backends {
 
-void Backend::allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype, const Reduction& reduction) {
+void Backend::allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
+                              const Reduction& reduction) {
   const size_t element = dtype_size(dtype);
   size_t total = 0;
   for (const FusedPart& p : parts) total += p.count;

@@ -66,7 +66,9 @@ class Backend {
                                const Reduction& reduction);
   // Whether allreduce_parts() works on the parts in place for this dtype and
   // reduction; the same answer on every rank of the group.
-  virtual bool reduces_parts_in_place(DataType dtype, const Reduction& reduction) const { return false; }
+  virtual bool reduces_parts_in_place(DataType dtype, const Reduction& reduction) const {
+    return false;
+  }
 
   // Control plane.
   // Every rank's `mine` arrives at `root`, indexed by rank; other ranks get

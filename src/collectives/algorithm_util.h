@@ -38,7 +38,9 @@ inline std::unique_ptr<std::byte[]> scratch_bytes(size_t bytes) {
   return std::make_unique_for_overwrite<std::byte[]>(bytes);
 }
 
-inline size_t chunk_count(size_t length, size_t chunk) { return (length + chunk - 1) / chunk; }
+inline size_t chunk_count(size_t length, size_t chunk) {
+  return (length + chunk - 1) / chunk;
+}
 
 // Chunk `index` of `segment`, cut every `chunk` units from its start; the
 // sender and the receiver of a segment cut it identically, which matters
@@ -49,7 +51,9 @@ inline ByteRange chunk_of(const ByteRange& segment, size_t chunk, size_t index) 
 }
 
 // r mod size for r in (-size, 2*size).
-inline int wrap_rank(int r, int size) { return ((r % size) + size) % size; }
+inline int wrap_rank(int r, int size) {
+  return ((r % size) + size) % size;
+}
 
 // Where this rank sits in a ring over `count` elements of one dtype, and
 // how the buffer is cut: segment r is rank r's reduce-scatter shard, and
@@ -94,8 +98,10 @@ inline bool ranges_overlap(const void* a, size_t a_bytes, const void* b, size_t 
 // overlap): blocks of recv would be overwritten while other blocks of send
 // are still to go, so it returns a copy of the send side to send from.
 // Null when they do not overlap.
-inline std::unique_ptr<std::byte[]> copy_if_overlapping(const void* send, const std::vector<ByteRange>& send_blocks,
-                                                        const void* recv, const std::vector<ByteRange>& recv_blocks) {
+inline std::unique_ptr<std::byte[]> copy_if_overlapping(const void* send,
+                                                        const std::vector<ByteRange>& send_blocks,
+                                                        const void* recv,
+                                                        const std::vector<ByteRange>& recv_blocks) {
   const size_t send_bytes = extent(send_blocks);
   if (!ranges_overlap(send, send_bytes, recv, extent(recv_blocks))) return nullptr;
   auto copy = scratch_bytes(send_bytes);
@@ -103,7 +109,9 @@ inline std::unique_ptr<std::byte[]> copy_if_overlapping(const void* send, const 
   return copy;
 }
 
-inline std::byte* at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
+inline std::byte* at(void* base, size_t offset) {
+  return static_cast<std::byte*>(base) + offset;
+}
 inline const std::byte* at(const void* base, size_t offset) {
   return static_cast<const std::byte*>(base) + offset;
 }

@@ -41,8 +41,8 @@ void allreduce_recursive_doubling(Context& ctx, Tag tag, void* data, size_t coun
 // chunks of chunk_bytes so the transfer of one chunk overlaps the reduction
 // of the previous one. Out of place, partial sums land directly in `dst`, so
 // every receive is posted before any message can arrive.
-void allreduce_ring(Context& ctx, Tag tag, const void* src, void* dst, size_t count,
-                    DataType dtype, ReduceOp op, double postscale, size_t chunk_bytes);
+void allreduce_ring(Context& ctx, Tag tag, const void* src, void* dst, size_t count, DataType dtype,
+                    ReduceOp op, double postscale, size_t chunk_bytes);
 
 // Ring reduce-scatter with the shard layout of reduce_scatter_count/offset:
 // on return `shard_out` holds the reduction of this rank's shard. `src` (count

@@ -37,7 +37,8 @@ void allgather_ring(Context& ctx, Tag tag, void* data, const std::vector<ByteRan
   }
   for (size_t k = 0; k < incoming.size(); ++k) {
     receives[k]->wait();
-    if (forward[k]) sends.add(ctx.isend(next, tag, at(data, incoming[k].offset), incoming[k].length));
+    if (forward[k])
+      sends.add(ctx.isend(next, tag, at(data, incoming[k].offset), incoming[k].length));
   }
   sends.wait_all();
 }

@@ -44,8 +44,8 @@ struct IncomingChunk {
 // arrives in the same place; that allgather receive is posted only once
 // the forward (or, in place, the step-0 send) has left, so the transport
 // never writes a buffer it may still be reading.
-void allreduce_ring(Context& ctx, Tag tag, const void* src, void* dst, size_t count,
-                    DataType dtype, ReduceOp op, double postscale, size_t chunk_bytes) {
+void allreduce_ring(Context& ctx, Tag tag, const void* src, void* dst, size_t count, DataType dtype,
+                    ReduceOp op, double postscale, size_t chunk_bytes) {
   const RingGeometry ring(ctx, count, dtype, chunk_bytes);
   const int rank = ring.rank, size = ring.size, next = ring.next, prev = ring.prev;
   const size_t element = ring.element, chunk = ring.chunk;
@@ -99,8 +99,10 @@ void allreduce_ring(Context& ctx, Tag tag, const void* src, void* dst, size_t co
       if (item.guard != kNoGuard) {
         auto& guard = sends[item.guard];
         if (!guard) break;  // not sent yet
-        if (posted == handled) guard->wait();
-        else if (!guard->test()) break;
+        if (posted == handled)
+          guard->wait();
+        else if (!guard->test())
+          break;
       }
       receives[posted] = ctx.irecv(prev, tag, landing(posted), item.range.length);
     }

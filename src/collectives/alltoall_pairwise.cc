@@ -19,7 +19,8 @@ void alltoallv_pairwise(Context& ctx, Tag tag, const void* send,
 
   // In place (or any overlap): blocks of recv are overwritten while other
   // blocks of send are still to be sent, so send from a copy.
-  std::unique_ptr<std::byte[]> send_copy = copy_if_overlapping(send, send_blocks, recv, recv_blocks);
+  std::unique_ptr<std::byte[]> send_copy =
+      copy_if_overlapping(send, send_blocks, recv, recv_blocks);
   if (send_copy) send = send_copy.get();
 
   RequestList receives;

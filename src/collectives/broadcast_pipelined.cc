@@ -23,7 +23,8 @@ void broadcast_pipelined(Context& ctx, Tag tag, void* data, size_t bytes, int ro
     receives.reserve(chunks);
     for (size_t c = 0; c < chunks; ++c) {
       const ByteRange piece = chunk_of(whole, chunk, c);
-      receives.push_back(ctx.irecv(wrap_rank(rank - 1, size), tag, at(data, piece.offset), piece.length));
+      receives.push_back(
+          ctx.irecv(wrap_rank(rank - 1, size), tag, at(data, piece.offset), piece.length));
     }
   }
   RequestList sends;

@@ -20,7 +20,8 @@ void broadcast_tree(Context& ctx, Tag tag, void* data, size_t bytes, int root) {
 
   RequestList sends;
   for (mask >>= 1; mask > 0; mask >>= 1)
-    if (relative + mask < size) sends.add(ctx.isend(wrap_rank(relative + mask + root, size), tag, data, bytes));
+    if (relative + mask < size)
+      sends.add(ctx.isend(wrap_rank(relative + mask + root, size), tag, data, bytes));
   sends.wait_all();
 }
 

@@ -200,7 +200,8 @@ AlltoallBlocks alltoallv_blocks(int size, int rank, const std::vector<size_t>& s
 void alltoallv(Context& ctx, Tag tag, const void* send, const std::vector<size_t>& send_counts,
                void* recv, const std::vector<size_t>& recv_counts, DataType dtype,
                const CollectiveOptions& options) {
-  const AlltoallBlocks blocks = alltoallv_blocks(ctx.size(), ctx.rank(), send_counts, recv_counts, dtype);
+  const AlltoallBlocks blocks =
+      alltoallv_blocks(ctx.size(), ctx.rank(), send_counts, recv_counts, dtype);
   detail::alltoallv_pairwise(ctx, tag, send, blocks.send, recv, blocks.recv);
 }
 

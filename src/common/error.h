@@ -16,9 +16,9 @@ class Error : public Exception {
   Error(StatusCode code, const std::string& what) : Exception(code, what) {}
 };
 
-#define KOLO_DEFINE_ERROR(Name, Code) \
-  class Name : public Error {         \
-   public:                            \
+#define KOLO_DEFINE_ERROR(Name, Code)                                         \
+  class Name : public Error {                                                 \
+   public:                                                                    \
     explicit Name(const std::string& what) : Error(StatusCode::Code, what) {} \
   }
 

@@ -25,7 +25,8 @@ struct bfloat16 {
   static bfloat16 from_bits(uint16_t b) { return bfloat16{b}; }
   static bfloat16 from_float(float f) {
     uint32_t u = float_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return from_bits(static_cast<uint16_t>((u >> 16) | 0x40));  // quiet NaN
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+      return from_bits(static_cast<uint16_t>((u >> 16) | 0x40));  // quiet NaN
     uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
     return from_bits(static_cast<uint16_t>((u + rounding) >> 16));
   }
@@ -42,7 +43,8 @@ struct float16 {
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t abs = u & 0x7fffffffu;
     if (abs > 0x7f800000u) return from_bits(static_cast<uint16_t>(sign | 0x7e00u));  // NaN
-    if (abs >= 0x477ff000u) return from_bits(static_cast<uint16_t>(sign | 0x7c00u));  // overflow -> inf
+    if (abs >= 0x477ff000u)
+      return from_bits(static_cast<uint16_t>(sign | 0x7c00u));  // overflow -> inf
     if (abs < 0x38800000u) {
       // Result is subnormal or zero: shift the implicit-one mantissa into place
       // and round to nearest even.

@@ -30,13 +30,21 @@ constexpr std::array<TypeInfo, kNumDataTypes> kTypes = {{
 constexpr std::array<std::string_view, kNumReduceOps> kOpNames = {
     "sum", "average", "min", "max", "product", "band", "bor"};
 
-const TypeInfo& info(DataType type) { return kTypes.at(static_cast<size_t>(type)); }
+const TypeInfo& info(DataType type) {
+  return kTypes.at(static_cast<size_t>(type));
+}
 
 }  // namespace
 
-size_t dtype_size(DataType type) { return info(type).size; }
-std::string_view dtype_name(DataType type) { return info(type).name; }
-bool is_floating(DataType type) { return info(type).floating; }
+size_t dtype_size(DataType type) {
+  return info(type).size;
+}
+std::string_view dtype_name(DataType type) {
+  return info(type).name;
+}
+bool is_floating(DataType type) {
+  return info(type).floating;
+}
 
 std::optional<DataType> parse_dtype(std::string_view name) {
   for (const auto& t : kTypes)
@@ -50,7 +58,9 @@ std::optional<DataType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view reduce_op_name(ReduceOp op) { return kOpNames.at(static_cast<size_t>(op)); }
+std::string_view reduce_op_name(ReduceOp op) {
+  return kOpNames.at(static_cast<size_t>(op));
+}
 
 std::optional<ReduceOp> parse_reduce_op(std::string_view name) {
   for (size_t i = 0; i < kOpNames.size(); ++i)

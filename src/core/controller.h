@@ -38,8 +38,8 @@ struct CycleOutcome {
   std::vector<Response> responses;
   // Whether slow-path responses may enter the cache after they run.
   bool cacheable = true;
-  bool shutdown = false;        // some rank asked to shut down
-  std::string stall_shutdown;   // set: fail everything with this text
+  bool shutdown = false;       // some rank asked to shut down
+  std::string stall_shutdown;  // set: fail everything with this text
 };
 
 class Controller {
@@ -91,8 +91,8 @@ class Controller {
   std::map<uint32_t, std::string> pending_hits_;  // slot -> name
   std::vector<Request> to_send_;
   std::set<uint32_t> invalid_slots_;
-  std::vector<int32_t> joined_;      // as of the last response list
-  std::string stall_shutdown_;       // coordinator: decided, not yet sent
+  std::vector<int32_t> joined_;  // as of the last response list
+  std::string stall_shutdown_;   // coordinator: decided, not yet sent
   size_t words_per_bitset_;
 };
 

@@ -14,7 +14,9 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
-std::string scale_text(double value) { return fmt::format("{:g}", value); }
+std::string scale_text(double value) {
+  return fmt::format("{:g}", value);
+}
 
 std::vector<int64_t> trailing_dims(const std::vector<int64_t>& shape) {
   return shape.empty() ? shape : std::vector<int64_t>(shape.begin() + 1, shape.end());
@@ -56,7 +58,8 @@ void Coordinator::add(int rank, const std::vector<Request>& requests, Clock::tim
       continue;
     }
     Entry& entry = table_[request.name];
-    Clock::time_point submitted = now - std::chrono::microseconds(std::max<int64_t>(request.age_us, 0));
+    Clock::time_point submitted =
+        now - std::chrono::microseconds(std::max<int64_t>(request.age_us, 0));
     if (entry.by_rank.empty()) {
       entry.by_rank.resize(static_cast<size_t>(size_));
       entry.first_seen = submitted;
@@ -104,9 +107,9 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
   const OperationInfo& operation = operation_info(first->op);
   auto fail = [&](std::string_view what, auto describe) {
     response.kind = Response::Kind::kError;
-    response.error = fmt::format("Mismatched {} for {} of tensor '{}': {}", what,
-                                 op_type_name(first->op), name,
-                                 group_by_value(entry.by_rank, describe));
+    response.error =
+        fmt::format("Mismatched {} for {} of tensor '{}': {}", what, op_type_name(first->op), name,
+                    group_by_value(entry.by_rank, describe));
     return response;
   };
   auto differs = [&](auto field) {
@@ -218,7 +221,8 @@ ResponseList Coordinator::take_ready() {
 std::string Coordinator::missing_ranks(const Entry& entry) const {
   std::vector<std::string> missing;
   for (int r = 0; r < size_; ++r) {
-    if (!entry.by_rank[static_cast<size_t>(r)] && joined_.count(r) == 0) missing.push_back(rank_name_(r));
+    if (!entry.by_rank[static_cast<size_t>(r)] && joined_.count(r) == 0)
+      missing.push_back(rank_name_(r));
   }
   return fmt::format("{}", fmt::join(missing, ", "));
 }
@@ -236,8 +240,9 @@ std::optional<std::string> Coordinator::check_stalls(Clock::time_point now, Resp
       if (request) any = &*request;
     }
     double seconds = std::chrono::duration<double>(waited).count();
-    stalled.push_back({entry.arrival, fmt::format("'{}' ({}, waiting {:.1f} s) is missing from {}", name,
-                                                  op_type_name(any->op), seconds, missing_ranks(entry))});
+    stalled.push_back(
+        {entry.arrival, fmt::format("'{}' ({}, waiting {:.1f} s) is missing from {}", name,
+                                    op_type_name(any->op), seconds, missing_ranks(entry))});
   }
   if (stalled.empty()) return std::nullopt;
   std::sort(stalled.begin(), stalled.end());
@@ -245,9 +250,9 @@ std::optional<std::string> Coordinator::check_stalls(Clock::time_point now, Resp
   for (auto& [arrival, line] : stalled) lines.push_back(std::move(line));
   std::string report = fmt::format("{}", fmt::join(lines, "; "));
   if (past_shutdown) {
-    list.stall_shutdown = fmt::format(
-        "stalled operations passed the stall shutdown time ({:g} s): {}",
-        std::chrono::duration<double>(stall_.shutdown_time).count(), report);
+    list.stall_shutdown =
+        fmt::format("stalled operations passed the stall shutdown time ({:g} s): {}",
+                    std::chrono::duration<double>(stall_.shutdown_time).count(), report);
   }
   if (last_warning_ != Clock::time_point{} && now - last_warning_ < stall_.warning_time) {
     return std::nullopt;

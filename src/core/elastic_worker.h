@@ -20,8 +20,8 @@ rendezvous::elastic::Assignment join_next_round(rendezvous::Store& store,
                                                 std::chrono::milliseconds timeout);
 
 struct HostUpdates {
-  int64_t seq = 0;        // the newest update announced
-  unsigned changes = 0;   // HostChange bits of the updates after `acked`, up to seq
+  int64_t seq = 0;       // the newest update announced
+  unsigned changes = 0;  // HostChange bits of the updates after `acked`, up to seq
 };
 
 // The updates announced after `acked` (a seq from an assignment or an

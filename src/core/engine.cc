@@ -20,7 +20,9 @@ using Clock = std::chrono::steady_clock;
 
 // How long a burst of enqueues must have been quiet before a cycle starts
 // early (see Engine::wait_for_cycle).
-std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) { return cycle_time / 10; }
+std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) {
+  return cycle_time / 10;
+}
 
 Request reduce_request(const Reduction& reduce) {
   Request base;
@@ -40,13 +42,17 @@ TensorArgs control_operation(std::string name) {
 
 }  // namespace
 
-Engine::Engine(const Config& config, EngineOptions options) : config_(config), options_(std::move(options)) {
+Engine::Engine(const Config& config, EngineOptions options)
+    : config_(config), options_(std::move(options)) {
   connect(options_);
   thread_ = std::thread([this] { loop(); });
-  if (!config_.engine.timeline_path.empty()) start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
+  if (!config_.engine.timeline_path.empty())
+    start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
 }
 
-Engine::~Engine() { shutdown(); }
+Engine::~Engine() {
+  shutdown();
+}
 
 void Engine::connect(EngineOptions& options) {
   store_ = options.store ? options.store : connect_store(config_);
@@ -55,7 +61,8 @@ void Engine::connect(EngineOptions& options) {
   // Each init of a process gets fresh keys: the addresses published by an
   // earlier init in the same job are stale. Every rank inits the same
   // number of times, so the counters agree.
-  int64_t generation = store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
+  int64_t generation =
+      store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
   auto scoped = std::make_shared<rendezvous::PrefixStore>(
       fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
   global_backend_ = connect_backend(*scoped, config_);
@@ -66,7 +73,8 @@ void Engine::connect(EngineOptions& options) {
   sets_[0] = make_set(0, everyone);
   cache_stats_[0] = std::make_unique<SetCache>();
   std::vector<std::vector<int>> normalized;
-  for (auto& ranks : options.process_sets) normalized.push_back(normalize_process_set_ranks(ranks, layout.size));
+  for (auto& ranks : options.process_sets)
+    normalized.push_back(normalize_process_set_ranks(ranks, layout.size));
   check_same_on_all_ranks(normalized);
   for (auto& ranks : normalized) {
     int32_t id = next_set_id_++;
@@ -101,7 +109,8 @@ void Engine::check_same_on_all_ranks(const std::vector<std::vector<int>>& sets) 
   std::vector<uint64_t> words{h, ~h};
   global_backend_->allreduce_and(words);
   if (words[0] != ~words[1]) {
-    throw InvalidArgument("the process sets given to init differ between ranks; every rank must pass the same list");
+    throw InvalidArgument(
+        "the process sets given to init differ between ranks; every rank must pass the same list");
   }
 }
 
@@ -160,7 +169,8 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     entry.request.dtype = tensor.dtype;
     entry.request.shape = tensor.shape;
     entry.request.device = tensor.device;
-    validate_request(entry.request, tensor.input, tensor.output, static_cast<int>(set->ranks.size()));
+    validate_request(entry.request, tensor.input, tensor.output,
+                     static_cast<int>(set->ranks.size()));
     if (tensors.size() > 1) {
       if (group.empty()) group = entry.request.name;
       entry.request.group = group;
@@ -173,7 +183,8 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     entries.push_back(std::move(entry));
   }
   if (stopped_) {
-    Status status = failure_.ok() ? Status(StatusCode::kAborted, "Kolo has been shut down") : failure_;
+    Status status =
+        failure_.ok() ? Status(StatusCode::kAborted, "Kolo has been shut down") : failure_;
     for (auto& handle : handles) handle->complete(status);
     return handles;
   }
@@ -202,7 +213,8 @@ Handle Engine::allgather(TensorArgs tensor, int32_t process_set) {
   return grouped_allgather({std::move(tensor)}, process_set)[0];
 }
 
-std::vector<Handle> Engine::grouped_allgather(std::vector<TensorArgs> tensors, int32_t process_set) {
+std::vector<Handle> Engine::grouped_allgather(std::vector<TensorArgs> tensors,
+                                              int32_t process_set) {
   return enqueue(OpType::kAllgather, std::move(tensors), Request{}, process_set);
 }
 
@@ -246,12 +258,13 @@ Handle Engine::remove_process_set(int32_t id) {
   {
     MutexLock lock(mutex_);
     if (id == 0) throw InvalidArgument("the global process set (id 0) cannot be removed");
-    if (sets_.count(id) == 0) throw InvalidArgument(fmt::format("process set {} does not exist", id));
+    if (sets_.count(id) == 0)
+      throw InvalidArgument(fmt::format("process set {} does not exist", id));
   }
   Request base;
   base.values = {id};
-  return enqueue(OpType::kRemoveProcessSet, {control_operation(fmt::format("kolo.remove_process_set.{}", id))},
-                 base, 0)[0];
+  return enqueue(OpType::kRemoveProcessSet,
+                 {control_operation(fmt::format("kolo.remove_process_set.{}", id))}, base, 0)[0];
 }
 
 std::vector<int32_t> Engine::process_set_ids() const {
@@ -271,7 +284,8 @@ std::vector<int> Engine::process_set_ranks(int32_t id) const {
 CacheStats Engine::cache_stats(int32_t process_set) const {
   MutexLock lock(mutex_);
   auto it = cache_stats_.find(process_set);
-  if (it == cache_stats_.end()) throw InvalidArgument(fmt::format("process set {} does not exist", process_set));
+  if (it == cache_stats_.end())
+    throw InvalidArgument(fmt::format("process set {} does not exist", process_set));
   return {it->second->hits.load(), it->second->misses.load()};
 }
 
@@ -280,7 +294,9 @@ void Engine::start_timeline(const std::string& path, bool mark_cycles) {
   // KOLO_TIMELINE, and one file per job is what users open.
   if (config_.layout.rank == 0) timeline_.start(path, mark_cycles);
 }
-void Engine::stop_timeline() { timeline_.stop(); }
+void Engine::stop_timeline() {
+  timeline_.stop();
+}
 
 Status Engine::health() const {
   MutexLock lock(mutex_);
@@ -416,8 +432,8 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
     outcome = set.controller->negotiate(std::move(entries), want_shutdown);
   } catch (const Error& e) {
     std::string pending = set.controller->describe_pending();
-    throw Error(e.code(), fmt::format("{} (during negotiation in process set {}{})", e.what(), set.id,
-                                      pending.empty() ? "" : "; pending: " + pending));
+    throw Error(e.code(), fmt::format("{} (during negotiation in process set {}{})", e.what(),
+                                      set.id, pending.empty() ? "" : "; pending: " + pending));
   }
   publish_cache_stats(set);
   if (!outcome.stall_shutdown.empty()) {
@@ -431,8 +447,8 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   if (!responses.empty() && log_threshold() <= LogLevel::kTrace) {
     size_t tensors = 0;
     for (const auto& r : responses) tensors += r.names.size();
-    KOLO_LOG_TRACE("rank {} set {}: cycle runs {} tensors in {} collectives", config_.layout.rank, set.id,
-                   tensors, responses.size());
+    KOLO_LOG_TRACE("rank {} set {}: cycle runs {} tensors in {} collectives", config_.layout.rank,
+                   set.id, tensors, responses.size());
   }
   if (timeline_.active()) {
     // QUEUE: from negotiation's end until the response's turn comes.
@@ -453,7 +469,8 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
 void Engine::run_response(ProcessSet& set, const Response& response, bool cacheable) {
   std::vector<std::optional<TensorEntry>> entries;
   for (const auto& name : response.names) {
-    entries.push_back(set.controller->take_entry(response.op == OpType::kJoin ? "kolo.join" : name));
+    entries.push_back(
+        set.controller->take_entry(response.op == OpType::kJoin ? "kolo.join" : name));
     if (timeline_.active()) timeline_.activity_end(name);
   }
   auto finish = [&](const Status& status) {

@@ -119,7 +119,8 @@ void Executor::allreduce(backends::Backend& backend, const Response& response,
     parts.reserve(entries.size());
     for (size_t i = 0; i < entries.size(); ++i) {
       const auto count = static_cast<size_t>(num_elements(response.shapes[i]));
-      parts.push_back({entries[i] ? entries[i]->input : nullptr, entries[i] ? entries[i]->output : nullptr, count});
+      parts.push_back({entries[i] ? entries[i]->input : nullptr,
+                       entries[i] ? entries[i]->output : nullptr, count});
     }
     Activity activity(timeline_, response, kAllreduceActivity);
     backend.allreduce_parts(parts, response.dtype, response.reduction);

@@ -12,10 +12,10 @@ void TensorQueue::push(std::vector<TensorEntry> entries) {
   for (const auto& entry : entries) {
     const std::string& name = entry.request.name;
     if (in_flight_.count(name) != 0 || !added.insert(name).second) {
-      throw InvalidArgument(fmt::format(
-          "tensor name '{}' is already in use by an operation that has not finished; "
-          "names must be unique among operations in flight",
-          name));
+      throw InvalidArgument(
+          fmt::format("tensor name '{}' is already in use by an operation that has not finished; "
+                      "names must be unique among operations in flight",
+                      name));
     }
   }
   in_flight_.insert(added.begin(), added.end());

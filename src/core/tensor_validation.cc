@@ -14,7 +14,8 @@ namespace kolo::core {
 void validate_request(Request& request, const void* input, const void* output, int set_size) {
   const std::string& name = request.name;
   auto fail = [&](const std::string& why) {
-    throw InvalidArgument(fmt::format("{} of tensor '{}': {}", op_type_name(request.op), name, why));
+    throw InvalidArgument(
+        fmt::format("{} of tensor '{}': {}", op_type_name(request.op), name, why));
   };
   const OperationInfo& operation = operation_info(request.op);
   if (!operation.moves_data) return;
@@ -23,7 +24,8 @@ void validate_request(Request& request, const void* input, const void* output, i
                      request.device));
   }
   for (int64_t dim : request.shape) {
-    if (dim < 0) fail(fmt::format("shape [{}] has a negative dimension", fmt::join(request.shape, ", ")));
+    if (dim < 0)
+      fail(fmt::format("shape [{}] has a negative dimension", fmt::join(request.shape, ", ")));
   }
   if (operation.first_dimension != FirstDimension::kAny && request.shape.empty()) {
     fail("a scalar has no first dimension to split or gather along");
@@ -40,15 +42,16 @@ void validate_request(Request& request, const void* input, const void* output, i
     if (!problem.empty()) fail(problem);
   }
   if (operation.has_root && (request.root < 0 || request.root >= set_size)) {
-    fail(fmt::format("root rank {} is outside the process set of {} ranks", request.root, set_size));
+    fail(
+        fmt::format("root rank {} is outside the process set of {} ranks", request.root, set_size));
   }
   if (request.op == OpType::kAlltoall) {
     int64_t rows = request.shape[0];
     auto& splits = request.values;
     if (splits.empty()) {
       if (rows % set_size != 0) {
-        fail(fmt::format("first dimension {} does not divide into {} equal parts; pass splits", rows,
-                         set_size));
+        fail(fmt::format("first dimension {} does not divide into {} equal parts; pass splits",
+                         rows, set_size));
       }
       splits.assign(static_cast<size_t>(set_size), rows / set_size);
     }

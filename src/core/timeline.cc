@@ -1,13 +1,12 @@
 #include "core/timeline.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <iterator>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "common/errno_text.h"
 #include "common/error.h"
@@ -84,13 +83,27 @@ void append_json_string(std::string& out, std::string_view text) {
       continue;
     }
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
@@ -133,7 +146,8 @@ class Timeline::TraceFormatter {
       case Kind::kRankReady:
         fmt::format_to(std::back_inserter(line()),
                        R"({{"name":"{0}","ph":"i","s":"t","ts":{1},"pid":{2},"tid":{2},)"
-                       R"("args":{{"rank":{0}}}}})" "\n",
+                       R"("args":{{"rank":{0}}}}})"
+                       "\n",
                        event.rank, ts, row->pid);
         break;
       case Kind::kNegotiateEnd:
@@ -174,9 +188,9 @@ class Timeline::TraceFormatter {
  private:
   struct Row {
     int pid = 0;
-    int depth = 0;            // open spans: 0, 1 (negotiation or op) or 2 (op + activity)
+    int depth = 0;             // open spans: 0, 1 (negotiation or op) or 2 (op + activity)
     bool negotiating = false;  // the outer span is a negotiation
-    std::string open[2];      // names of the open spans, outermost first
+    std::string open[2];       // names of the open spans, outermost first
   };
 
   std::int64_t micros(Clock::time_point t) const {
@@ -203,7 +217,8 @@ class Timeline::TraceFormatter {
     out_ += "}}\n";
     fmt::format_to(std::back_inserter(line()),
                    R"({{"name":"process_sort_index","ph":"M","pid":{0},"tid":{0},)"
-                   R"("args":{{"sort_index":{0}}}}})" "\n",
+                   R"("args":{{"sort_index":{0}}}}})"
+                   "\n",
                    row.pid);
     return &row;
   }
@@ -211,8 +226,10 @@ class Timeline::TraceFormatter {
   void begin(Row& row, std::string name, std::int64_t ts) {
     line() += R"({"name":)";
     append_json_string(out_, name);
-    fmt::format_to(std::back_inserter(out_), R"(,"ph":"B","ts":{},"pid":{},"tid":{}}})" "\n", ts,
-                   row.pid, row.pid);
+    fmt::format_to(std::back_inserter(out_),
+                   R"(,"ph":"B","ts":{},"pid":{},"tid":{}}})"
+                   "\n",
+                   ts, row.pid, row.pid);
     row.open[row.depth++] = std::move(name);
   }
 
@@ -220,8 +237,8 @@ class Timeline::TraceFormatter {
     const std::string& name = row.open[--row.depth];
     line() += R"({"name":)";
     append_json_string(out_, name);
-    fmt::format_to(std::back_inserter(out_), R"(,"ph":"E","ts":{},"pid":{},"tid":{})", ts,
-                   row.pid, row.pid);
+    fmt::format_to(std::back_inserter(out_), R"(,"ph":"E","ts":{},"pid":{},"tid":{})", ts, row.pid,
+                   row.pid);
     if (args != nullptr && !args->empty()) {
       out_ += R"(,"args":{)";
       for (std::size_t i = 0; i < args->size(); ++i) {
@@ -249,7 +266,9 @@ class Timeline::TraceFormatter {
 
 Timeline::Timeline(std::size_t max_queued_bytes) : max_queued_bytes_(max_queued_bytes) {}
 
-Timeline::~Timeline() { stop(); }
+Timeline::~Timeline() {
+  stop();
+}
 
 void Timeline::start(const std::string& path, bool mark_cycles) {
   std::lock_guard control(control_mu_);
@@ -306,7 +325,8 @@ void Timeline::record(Kind kind, std::string_view tensor, std::string_view name,
                       TimelineArgs args) {
   if (!active()) return;
   std::size_t bytes = sizeof(Event) + tensor.size() + name.size();
-  for (const auto& [key, value] : args) bytes += sizeof(TimelineArgs::value_type) + key.size() + value.size();
+  for (const auto& [key, value] : args)
+    bytes += sizeof(TimelineArgs::value_type) + key.size() + value.size();
   // Copies are made before taking the lock, to keep the writer's swap quick.
   Event event{kind, {}, std::string(tensor), std::string(name), rank, std::move(args)};
   std::lock_guard lock(mu_);
@@ -370,7 +390,9 @@ void Timeline::negotiate_rank_ready(std::string_view tensor, int rank) {
   record(Kind::kRankReady, tensor, {}, rank);
 }
 
-void Timeline::negotiate_end(std::string_view tensor) { record(Kind::kNegotiateEnd, tensor, {}); }
+void Timeline::negotiate_end(std::string_view tensor) {
+  record(Kind::kNegotiateEnd, tensor, {});
+}
 
 void Timeline::op_start(std::string_view tensor, std::string_view op) {
   record(Kind::kOpStart, tensor, op);
@@ -380,7 +402,9 @@ void Timeline::activity_start(std::string_view tensor, std::string_view activity
   record(Kind::kActivityStart, tensor, activity);
 }
 
-void Timeline::activity_end(std::string_view tensor) { record(Kind::kActivityEnd, tensor, {}); }
+void Timeline::activity_end(std::string_view tensor) {
+  record(Kind::kActivityEnd, tensor, {});
+}
 
 void Timeline::op_end(std::string_view tensor, TimelineArgs args) {
   record(Kind::kOpEnd, tensor, {}, 0, std::move(args));

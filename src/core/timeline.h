@@ -136,14 +136,14 @@ class Timeline {
   // The hand-off between recording threads and the writer.
   mutable std::mutex mu_;
   std::condition_variable wake_writer_;
-  std::vector<Event> queue_;             // guarded by mu_
-  std::size_t queued_bytes_ = 0;         // guarded by mu_
-  bool accepting_ = false;               // guarded by mu_; true between start and stop
-  bool mark_cycles_ = false;             // guarded by mu_
-  bool stopping_ = false;                // guarded by mu_; tells the writer to finish
-  Clock::time_point stop_time_;          // guarded by mu_; ends the spans left open
-  std::uint64_t dropped_total_ = 0;      // guarded by mu_
-  std::uint64_t dropped_unreported_ = 0; // guarded by mu_; the writer logs and resets it
+  std::vector<Event> queue_;              // guarded by mu_
+  std::size_t queued_bytes_ = 0;          // guarded by mu_
+  bool accepting_ = false;                // guarded by mu_; true between start and stop
+  bool mark_cycles_ = false;              // guarded by mu_
+  bool stopping_ = false;                 // guarded by mu_; tells the writer to finish
+  Clock::time_point stop_time_;           // guarded by mu_; ends the spans left open
+  std::uint64_t dropped_total_ = 0;       // guarded by mu_
+  std::uint64_t dropped_unreported_ = 0;  // guarded by mu_; the writer logs and resets it
 };
 
 }  // namespace kolo::core

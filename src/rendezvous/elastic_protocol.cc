@@ -93,8 +93,8 @@ std::string encode_assignment(const Assignment& a) {
   return out + fmt::format(
                    "round={}\nrank={}\nsize={}\nlocal_rank={}\nlocal_size={}\ncross_rank={}\n"
                    "cross_size={}\nhost={}\nhosts_seq={}\nnewcomers={}\n",
-                   a.round, a.rank, a.size, a.local_rank, a.local_size, a.cross_rank,
-                   a.cross_size, a.host, a.hosts_seq, a.newcomers);
+                   a.round, a.rank, a.size, a.local_rank, a.local_size, a.cross_rank, a.cross_size,
+                   a.host, a.hosts_seq, a.newcomers);
 }
 
 Assignment decode_assignment(std::string_view text) {
@@ -133,9 +133,9 @@ Assignment decode_assignment(std::string_view text) {
   a.host = host == fields.end() ? std::string() : host->second;
   if (a.size < 1 || a.rank >= a.size || a.local_size < 1 || a.local_rank >= a.local_size ||
       a.cross_size < 1 || a.cross_rank >= a.cross_size)
-    throw InvalidArgument(fmt::format(
-        "elastic assignment: inconsistent layout rank {}/{} local {}/{} cross {}/{}", a.rank,
-        a.size, a.local_rank, a.local_size, a.cross_rank, a.cross_size));
+    throw InvalidArgument(
+        fmt::format("elastic assignment: inconsistent layout rank {}/{} local {}/{} cross {}/{}",
+                    a.rank, a.size, a.local_rank, a.local_size, a.cross_rank, a.cross_size));
   return a;
 }
 

@@ -9,9 +9,13 @@ PrefixStore::PrefixStore(std::string prefix, std::shared_ptr<Store> base)
   if (!base_) throw InvalidArgument("PrefixStore needs an underlying store");
 }
 
-void PrefixStore::set(const std::string& key, const Bytes& value) { base_->set(scoped(key), value); }
+void PrefixStore::set(const std::string& key, const Bytes& value) {
+  base_->set(scoped(key), value);
+}
 
-std::optional<Bytes> PrefixStore::get(const std::string& key) { return base_->get(scoped(key)); }
+std::optional<Bytes> PrefixStore::get(const std::string& key) {
+  return base_->get(scoped(key));
+}
 
 void PrefixStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   std::vector<std::string> full;
@@ -30,6 +34,8 @@ CompareSetResult PrefixStore::compare_set(const std::string& key,
   return base_->compare_set(scoped(key), expected, desired);
 }
 
-bool PrefixStore::remove(const std::string& key) { return base_->remove(scoped(key)); }
+bool PrefixStore::remove(const std::string& key) {
+  return base_->remove(scoped(key));
+}
 
 }  // namespace kolo::rendezvous

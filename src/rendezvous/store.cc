@@ -4,8 +4,12 @@
 
 namespace kolo::rendezvous {
 
-Bytes to_bytes(std::string_view text) { return Bytes(text.begin(), text.end()); }
-std::string to_string(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
+Bytes to_bytes(std::string_view text) {
+  return Bytes(text.begin(), text.end());
+}
+std::string to_string(const Bytes& bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
 
 Bytes Store::wait_get(const std::string& key, std::chrono::milliseconds timeout) {
   wait({key}, timeout);

@@ -7,8 +7,8 @@
 namespace kolo::rendezvous::wire {
 namespace {
 
-using codec::Writer;
 using codec::Reader;
+using codec::Writer;
 
 bool is_known_status(uint8_t code) {
   return code <= static_cast<uint8_t>(StatusCode::kInternal);

@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "common/error.h"
-#include "runner/rank_layout.h"
 #include "runner/rank_env.h"
+#include "runner/rank_layout.h"
 #include "runner/setting_flags.h"
 
 #ifndef KOLO_VERSION_STRING
@@ -193,7 +193,8 @@ void resolve_settings(const CLI::App& app, const RawFlags& f, const Environment&
   check_rank_settings(ranks_see);
   // ssh gets as long to connect as the ranks get to meet (whole seconds).
   if (const std::string timeout = o.setting("KOLO_START_TIMEOUT"); !timeout.empty())
-    o.ssh.connect_timeout = std::chrono::seconds(static_cast<int64_t>(std::ceil(std::stod(timeout))));
+    o.ssh.connect_timeout =
+        std::chrono::seconds(static_cast<int64_t>(std::ceil(std::stod(timeout))));
 }
 
 // -H or --hostfile as given; empty when neither is.

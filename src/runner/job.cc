@@ -339,9 +339,8 @@ JobResult Job::run() {
         watch(r.control.get(), POLLOUT, i, kControl);
     }
     int timeout = 1000;  // re-check deadlines at least this often
-    for (const auto& t :
-         {kill_at_, ssh_kill_at_, drain_until_, stopping_ ? std::nullopt : timeout_at,
-          controller_at})
+    for (const auto& t : {kill_at_, ssh_kill_at_, drain_until_,
+                          stopping_ ? std::nullopt : timeout_at, controller_at})
       if (t) timeout = std::min(timeout, ms_until(*t));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
       throw IoError(fmt::format("poll: {}", errno_text(errno)));

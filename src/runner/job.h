@@ -28,7 +28,7 @@ class OutputMux;
 
 struct RankLaunch {
   RankSlot slot;
-  int tag = 0;                 // output lines are tagged "[tag]"; the rank, or an elastic worker's number
+  int tag = 0;  // output lines are tagged "[tag]"; the rank, or an elastic worker's number
   bool remote = false;
   SpawnSpec spawn;             // local: the rank itself; remote: the ssh client
   std::string remote_request;  // remote: written to ssh's stdin first (remote_exec.h)

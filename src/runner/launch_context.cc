@@ -74,8 +74,7 @@ LaunchContext::LaunchContext(const LaunchOptions& options,
       remote_base_(forwardable_environment(launcher_env_)),
       cwd_(current_directory()) {
   if (options.command.empty()) throw InvalidArgument("no program to run");
-  const std::string path =
-      launcher_env_.count("PATH") ? launcher_env_.at("PATH") : "/usr/bin:/bin";
+  const std::string path = launcher_env_.count("PATH") ? launcher_env_.at("PATH") : "/usr/bin:/bin";
   std::string first_remote;
   bool any_local = false;
   for (const auto& h : known_hosts) {

@@ -37,12 +37,12 @@ struct OutputOptions {
 // runner/elastic/elastic_driver.h.
 struct ElasticOptions {
   bool enabled = false;
-  int min_np = 0;                // 0 until resolved: then -np
-  std::optional<int> max_np;     // none: every available slot
-  std::string discovery_script;  // run with /bin/sh -c; empty: the fixed -H/--hostfile hosts
-  int slots_per_host = 1;        // for discovered hosts printed without ":slots"
-  std::chrono::seconds timeout{600};              // --elastic-timeout
-  std::optional<int> reset_limit;                 // --reset-limit
+  int min_np = 0;                     // 0 until resolved: then -np
+  std::optional<int> max_np;          // none: every available slot
+  std::string discovery_script;       // run with /bin/sh -c; empty: the fixed -H/--hostfile hosts
+  int slots_per_host = 1;             // for discovered hosts printed without ":slots"
+  std::chrono::seconds timeout{600};  // --elastic-timeout
+  std::optional<int> reset_limit;     // --reset-limit
   std::optional<std::pair<double, double>> blacklist_cooldown;  // seconds; none: for good
   std::chrono::milliseconds discovery_interval{1000};
 };

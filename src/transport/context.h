@@ -68,7 +68,9 @@ class Context {
   virtual void check_health() {}
 
   // Blocking conveniences.
-  void send(int peer, Tag tag, const void* data, size_t bytes) { isend(peer, tag, data, bytes)->wait(); }
+  void send(int peer, Tag tag, const void* data, size_t bytes) {
+    isend(peer, tag, data, bytes)->wait();
+  }
   void recv(int peer, Tag tag, void* data, size_t bytes) { irecv(peer, tag, data, bytes)->wait(); }
 };
 

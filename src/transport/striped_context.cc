@@ -16,14 +16,16 @@ StripeLayout::StripeLayout(size_t bytes, size_t streams, size_t stripe_threshold
   // kMinPartBytes is far above kAlign * kMaxStreams, so rounding the stride
   // up to kAlign never leaves the last part empty.
   if (bytes >= stripe_threshold && streams > 1)
-    parts_ = std::clamp<size_t>(bytes / kMinPartBytes, 1, std::min(streams, StripedContext::kMaxStreams));
+    parts_ = std::clamp<size_t>(bytes / kMinPartBytes, 1,
+                                std::min(streams, StripedContext::kMaxStreams));
   const size_t even = (bytes + parts_ - 1) / parts_;
   stride_ = (even + kAlign - 1) / kAlign * kAlign;
 }
 
 class StripedStreams {
  public:
-  explicit StripedStreams(std::vector<std::unique_ptr<Context>> contexts) : contexts_(std::move(contexts)) {}
+  explicit StripedStreams(std::vector<std::unique_ptr<Context>> contexts)
+      : contexts_(std::move(contexts)) {}
 
   // Poisons every stream still open; a stream already failed keeps its own
   // (first) error.
@@ -110,11 +112,12 @@ class StripedRequest final : public Request {
 
 }  // namespace
 
-StripedContext::StripedContext(std::vector<std::unique_ptr<Context>> streams, size_t stripe_threshold)
+StripedContext::StripedContext(std::vector<std::unique_ptr<Context>> streams,
+                               size_t stripe_threshold)
     : stripe_threshold_(stripe_threshold) {
   if (streams.empty() || streams.size() > kMaxStreams)
-    throw InvalidArgument(fmt::format("a striped context needs 1 to {} streams, not {}", kMaxStreams,
-                                      streams.size()));
+    throw InvalidArgument(fmt::format("a striped context needs 1 to {} streams, not {}",
+                                      kMaxStreams, streams.size()));
   rank_ = streams[0]->rank();
   size_ = streams[0]->size();
   for (const auto& stream : streams) {
@@ -126,9 +129,13 @@ StripedContext::StripedContext(std::vector<std::unique_ptr<Context>> streams, si
   streams_ = std::make_shared<StripedStreams>(std::move(streams));
 }
 
-StripedContext::~StripedContext() { streams_->close(); }
+StripedContext::~StripedContext() {
+  streams_->close();
+}
 
-std::string StripedContext::peer_name(int rank) const { return stream_ptrs_[0]->peer_name(rank); }
+std::string StripedContext::peer_name(int rank) const {
+  return stream_ptrs_[0]->peer_name(rank);
+}
 
 template <typename PostPart>
 std::unique_ptr<Request> StripedContext::post(size_t bytes, const PostPart& post_part) {
@@ -141,7 +148,8 @@ std::unique_ptr<Request> StripedContext::post(size_t bytes, const PostPart& post
       // A bad peer fails on part 0, before anything is posted. Any later
       // failure leaves a message half posted, which the peer could never
       // match: give the context up rather than let the streams drift apart.
-      if (i > 0) streams_->fail_all(fmt::format("posting part {} of a message failed: {}", i, e.what()));
+      if (i > 0)
+        streams_->fail_all(fmt::format("posting part {} of a message failed: {}", i, e.what()));
       throw;
     }
   }
@@ -162,7 +170,9 @@ std::unique_ptr<Request> StripedContext::irecv(int peer, Tag tag, void* data, si
   });
 }
 
-void StripedContext::abort(const std::string& reason) { streams_->abort_all(reason); }
+void StripedContext::abort(const std::string& reason) {
+  streams_->abort_all(reason);
+}
 
 void StripedContext::check_health() {
   for (Context* stream : stream_ptrs_) {

@@ -20,13 +20,14 @@ SubContext::SubContext(std::shared_ptr<Context> parent, std::vector<int> ranks, 
   }
   for (size_t i = 0; i < ranks_.size(); ++i) {
     if (ranks_[i] < 0 || ranks_[i] >= parent_->size()) {
-      throw InvalidArgument(fmt::format("group rank {} is outside [0, {})", ranks_[i], parent_->size()));
+      throw InvalidArgument(
+          fmt::format("group rank {} is outside [0, {})", ranks_[i], parent_->size()));
     }
     if (ranks_[i] == parent_->rank()) rank_ = static_cast<int>(i);
   }
   if (rank_ < 0) {
-    throw InvalidArgument(fmt::format("rank {} is not in the group [{}]", parent_->rank(),
-                                      fmt::join(ranks_, ", ")));
+    throw InvalidArgument(
+        fmt::format("rank {} is not in the group [{}]", parent_->rank(), fmt::join(ranks_, ", ")));
   }
 }
 
@@ -42,7 +43,9 @@ Tag SubContext::parent_tag(Tag tag) const {
   return (Tag{group_id_} << (64 - kGroupIdBits)) | tag;
 }
 
-std::string SubContext::peer_name(int rank) const { return parent_->peer_name(parent_rank(rank)); }
+std::string SubContext::peer_name(int rank) const {
+  return parent_->peer_name(parent_rank(rank));
+}
 
 std::unique_ptr<Request> SubContext::isend(int peer, Tag tag, const void* data, size_t bytes) {
   return parent_->isend(parent_rank(peer), parent_tag(tag), data, bytes);

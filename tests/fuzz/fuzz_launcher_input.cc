@@ -9,10 +9,10 @@
 
 #include "common/error.h"
 #include "runner/cli.h"
-#include "runner/setting_flags.h"
 #include "runner/hosts.h"
 #include "runner/rank_layout.h"
 #include "runner/remote_exec.h"
+#include "runner/setting_flags.h"
 
 namespace {
 
@@ -56,7 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 4: {
         auto args = split_args(input);
         for (const auto& a : args)
-          if (a.find('/') != std::string::npos) return 0;  // no file reads (/dev/zero would never end)
+          if (a.find('/') != std::string::npos)
+            return 0;  // no file reads (/dev/zero would never end)
         parse_command_line(args, {{"HOME", "/root"}});
         break;
       }

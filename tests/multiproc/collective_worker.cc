@@ -5,11 +5,11 @@
 // named tensors per step (as a training loop's gradients would); after a
 // failure it checks that a later operation fails at once with the same
 // root cause.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "core/config.h"
@@ -42,7 +42,8 @@ int run_engine(const Config& config, size_t count, long iterations) {
       if (status.ok()) continue;
       fmt::print(stderr, "engine worker failed: {}\n", status.ToString());
       auto later = engine.allreduce(tensor("later", b), {ReduceOp::kSum});
-      if (later->wait_for(std::chrono::seconds(5)) && later->status().message() == status.message()) {
+      if (later->wait_for(std::chrono::seconds(5)) &&
+          later->status().message() == status.message()) {
         fmt::print(stderr, "later operation failed with the same root cause\n");
       }
       return 3;
@@ -69,7 +70,8 @@ int main() {
     size_t count = count_env ? std::strtoull(count_env, nullptr, 10) : (1u << 18);
     long iterations = iters_env ? std::strtol(iters_env, nullptr, 10) : 0;
     const char* mode = std::getenv("KOLO_TEST_MODE");
-    if (mode != nullptr && std::string(mode) == "engine") return run_engine(config, count, iterations);
+    if (mode != nullptr && std::string(mode) == "engine")
+      return run_engine(config, count, iterations);
     // The backend the engine uses: shared memory between these local ranks.
     World world = connect_world(config);
     auto& backend = *world.backend;
@@ -78,7 +80,8 @@ int main() {
       backend.allreduce(data.data(), out.data(), count, DataType::kFloat32, {ReduceOp::kSum});
       float want = backend.size() * (backend.size() + 1) / 2.0f;
       if (count > 0 && out[count - 1] != want) {
-        fmt::print(stderr, "rank {}: wrong result {} (expected {})\n", backend.rank(), out[count - 1], want);
+        fmt::print(stderr, "rank {}: wrong result {} (expected {})\n", backend.rank(),
+                   out[count - 1], want);
         return 4;
       }
       fmt::print("iteration {} ok\n", it);

@@ -56,21 +56,25 @@ class PeerFailureTest : public ::testing::Test {
     }
   }
 
-  void expect_survivors_fail(int victim, std::chrono::milliseconds limit, const std::string& must_mention) {
+  void expect_survivors_fail(int victim, std::chrono::milliseconds limit,
+                             const std::string& must_mention) {
     auto start = std::chrono::steady_clock::now();
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
       if (r == victim) continue;
       auto status = ranks_[r]->wait_for(limit);
       ASSERT_TRUE(status.has_value()) << "rank " << r << " still running " << limit.count()
                                       << " ms after rank " << victim << " failed";
-      EXPECT_EQ(status->code, 3) << "rank " << r << " " << status->describe() << "\n" << ranks_[r]->stderr_text();
+      EXPECT_EQ(status->code, 3) << "rank " << r << " " << status->describe() << "\n"
+                                 << ranks_[r]->stderr_text();
       std::string err = ranks_[r]->stderr_text();
       EXPECT_NE(err.find(must_mention), std::string::npos)
-          << "rank " << r << "'s error does not name the failed rank:\n" << err;
+          << "rank " << r << "'s error does not name the failed rank:\n"
+          << err;
     }
     auto took = std::chrono::steady_clock::now() - start;
-    RecordProperty("survivors_failed_ms",
-                   static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+    RecordProperty(
+        "survivors_failed_ms",
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   }
 
   std::string secret_;
@@ -109,7 +113,8 @@ TEST_F(PeerFailureTest, EngineRankKilledMidStepFailsSurvivorsWithRankHostAndTens
     bool names_context = err.find("'grad.fc1.") != std::string::npos ||
                          err.find("(during negotiation in process set 0)") != std::string::npos;
     EXPECT_TRUE(names_context) << err;
-    EXPECT_NE(err.find("later operation failed with the same root cause"), std::string::npos) << err;
+    EXPECT_NE(err.find("later operation failed with the same root cause"), std::string::npos)
+        << err;
   }
 }
 
@@ -144,7 +149,8 @@ TEST_P(HealthyRanks, Finish) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(CollectivesAndEngine, HealthyRanks, ::testing::Values("collectives", "engine"));
+INSTANTIATE_TEST_SUITE_P(CollectivesAndEngine, HealthyRanks,
+                         ::testing::Values("collectives", "engine"));
 
 }  // namespace
 }  // namespace kolo

@@ -71,8 +71,10 @@ inline core::TensorArgs floats(std::string name, std::vector<float>& buf) {
 
 // Waits for a handle with a bound, so a broken engine fails the test
 // instead of hanging it.
-inline Status wait_for(const core::Handle& handle, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  if (!handle->wait_for(limit)) return Status(StatusCode::kTimeout, "handle did not complete in time");
+inline Status wait_for(const core::Handle& handle,
+                       std::chrono::seconds limit = std::chrono::seconds(30)) {
+  if (!handle->wait_for(limit))
+    return Status(StatusCode::kTimeout, "handle did not complete in time");
   return handle->status();
 }
 

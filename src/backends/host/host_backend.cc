@@ -17,7 +17,8 @@ namespace {
 bool is_even_split(const std::vector<size_t>& counts, size_t total) {
   int n = static_cast<int>(counts.size());
   for (int r = 0; r < n; ++r) {
-    if (counts[static_cast<size_t>(r)] != collectives::reduce_scatter_count(total, n, r)) return false;
+    if (counts[static_cast<size_t>(r)] != collectives::reduce_scatter_count(total, n, r))
+      return false;
   }
   return true;
 }
@@ -31,8 +32,8 @@ HostBackend::HostBackend(std::shared_ptr<transport::Context> context,
 }
 
 HostBackend::HostBackend(std::shared_ptr<transport::Context> context,
-                         collectives::CollectiveOptions options, const transport::shm::ShmOptions& shm,
-                         int host_index, GroupScope scope)
+                         collectives::CollectiveOptions options,
+                         const transport::shm::ShmOptions& shm, int host_index, GroupScope scope)
     : context_(std::move(context)), options_(options), shm_options_(shm), host_index_(host_index) {
   if (context_->size() == 1) {
     topology_.hosts = {{0}};
@@ -153,7 +154,8 @@ void HostBackend::alltoallv(const void* send, const std::vector<size_t>& send_co
                             const std::vector<size_t>& recv_counts, DataType dtype) {
   const transport::Tag tag = next_tag();
   if (can_use_shm_alone(topology_)) {
-    const auto blocks = collectives::alltoallv_blocks(size(), rank(), send_counts, recv_counts, dtype);
+    const auto blocks =
+        collectives::alltoallv_blocks(size(), rank(), send_counts, recv_counts, dtype);
     on_shared_memory([&] { shm_alltoallv(topology_, send, blocks.send, recv, blocks.recv); });
     return;
   }
@@ -178,7 +180,8 @@ void HostBackend::reduce_scatterv(const void* send, void* recv, const std::vecto
   // allreduce takes), keep this rank's part. Correct, at twice the traffic
   // of a reduce-scatter.
   size_t element = dtype_size(dtype);
-  const auto whole = collectives::detail::scratch_bytes(total * element);  // the allreduce writes all of it
+  const auto whole =
+      collectives::detail::scratch_bytes(total * element);  // the allreduce writes all of it
   allreduce(send, whole.get(), total, dtype, reduction);
   size_t offset = std::accumulate(counts.begin(), counts.begin() + rank(), size_t{0});
   std::memcpy(recv, whole.get() + offset * element, counts[static_cast<size_t>(rank())] * element);
@@ -253,12 +256,14 @@ void HostBackend::broadcast_bytes(int root, std::string& data) {
 }
 
 void HostBackend::allreduce_and(std::vector<uint64_t>& words) {
-  allreduce(words.data(), words.data(), words.size(), DataType::kInt64, {ReduceOp::kBitAnd, 1.0, 1.0});
+  allreduce(words.data(), words.data(), words.size(), DataType::kInt64,
+            {ReduceOp::kBitAnd, 1.0, 1.0});
 }
 
 std::unique_ptr<Backend> HostBackend::subgroup(const std::vector<int>& ranks, uint32_t group_id) {
   if (group_id == kCrossHostGroupId)
-    throw InvalidArgument(fmt::format("group id {} is reserved for the cross-host context", group_id));
+    throw InvalidArgument(
+        fmt::format("group id {} is reserved for the cross-host context", group_id));
   std::vector<int> parent_ranks;
   parent_ranks.reserve(ranks.size());
   for (int r : ranks) {

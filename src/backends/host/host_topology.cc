@@ -1,5 +1,6 @@
 #include "backends/host/host_topology.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,8 +9,6 @@
 #include <map>
 #include <random>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "collectives/collectives.h"
 #include "common/error.h"
@@ -40,8 +39,8 @@ struct SegmentName {
 };
 struct Attached {
   int64_t ok;
-  int64_t reads_work;    // this rank can read every other local rank's memory
-  int64_t single_copy;   // and wants allgathers and broadcasts to do so
+  int64_t reads_work;   // this rank can read every other local rank's memory
+  int64_t single_copy;  // and wants allgathers and broadcasts to do so
 };
 
 uint64_t fnv1a(const std::string& text) {
@@ -59,7 +58,8 @@ uint64_t machine_identity() {
 }
 
 template <typename Record>
-std::vector<Record> allgather_records(transport::Context& context, transport::Tag tag, const Record& mine) {
+std::vector<Record> allgather_records(transport::Context& context, transport::Tag tag,
+                                      const Record& mine) {
   std::vector<Record> all(static_cast<size_t>(context.size()));
   collectives::allgather(context, tag, &mine, all.data(), sizeof(Record), DataType::kUInt8, {});
   return all;
@@ -75,8 +75,9 @@ std::vector<std::string> member_names(transport::Context& context, const std::ve
 // (process_vm_readv: same user, no policy against it, one pid namespace).
 bool single_copy_works(const std::vector<Identity>& ids, const std::vector<int>& local, int rank) {
   return std::all_of(local.begin(), local.end(), [&](int r) {
-    return r == rank || transport::shm::can_read_process_memory(static_cast<pid_t>(ids[r].pid),
-                                                               ids[r].probe_address, ids[r].probe_value);
+    return r == rank ||
+           transport::shm::can_read_process_memory(static_cast<pid_t>(ids[r].pid),
+                                                   ids[r].probe_address, ids[r].probe_value);
   });
 }
 
@@ -91,8 +92,10 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   // Stays alive (and unchanged) until every local rank has probed it, i.e.
   // past the "attached" exchange below.
   const uint64_t probe_word = std::random_device{}() * 0x9E3779B97F4A7C15ULL + 1;
-  const auto ids = allgather_records(ctx, first_tag, Identity{host_index, machine_identity(), ::getpid(),
-                                                              reinterpret_cast<uintptr_t>(&probe_word), probe_word});
+  const auto ids =
+      allgather_records(ctx, first_tag,
+                        Identity{host_index, machine_identity(), ::getpid(),
+                                 reinterpret_cast<uintptr_t>(&probe_word), probe_word});
   std::map<std::pair<int64_t, uint64_t>, size_t> host_of_key;
   std::vector<size_t> host_of_rank(ids.size());
   for (size_t r = 0; r < ids.size(); ++r) {
@@ -110,11 +113,13 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   // ranks (at least 2) on every host and a group that may have one. Where
   // neither can be, a segment would serve nothing, and none is made.
   const bool same_shape_everywhere =
-      topo.hosts.size() > 1 && std::all_of(topo.hosts.begin(), topo.hosts.end(), [&](const auto& ranks) {
+      topo.hosts.size() > 1 &&
+      std::all_of(topo.hosts.begin(), topo.hosts.end(), [&](const auto& ranks) {
         return ranks.size() == mine.size() && ranks.size() > 1;
       });
   const bool cross_possible = scope == GroupScope::kJob && same_shape_everywhere;
-  const bool wants_shm = options.enabled && mine.size() > 1 && (topo.hosts.size() == 1 || cross_possible);
+  const bool wants_shm =
+      options.enabled && mine.size() > 1 && (topo.hosts.size() == 1 || cross_possible);
   const size_t bytes = ShmGroup::segment_bytes(static_cast<int>(mine.size()), options.slot_bytes);
 
   // The host's lowest rank creates the segment and names it to everyone.
@@ -126,7 +131,8 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
       ShmGroup::format(segment, static_cast<int>(mine.size()));
       std::snprintf(named.name, sizeof named.name, "%s", segment.name().c_str());
     } catch (const Error& e) {
-      KOLO_LOG_WARNING("rank {}: no shared memory on this host, ranks here use TCP: {}", rank, e.what());
+      KOLO_LOG_WARNING("rank {}: no shared memory on this host, ranks here use TCP: {}", rank,
+                       e.what());
     }
   }
   const auto names = allgather_records(ctx, first_tag + 1, named);
@@ -142,39 +148,47 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
       // rank in a long read holds its core while the others wait for it.
       // Alltoall reads directly wherever the reads work: there they won
       // with 4 ranks on 2 cores too.
-      const bool cores_enough = mine.size() <= static_cast<size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-      const bool wanted = options.single_copy == transport::shm::SingleCopy::kOn ||
-                          (options.single_copy == transport::shm::SingleCopy::kAuto && cores_enough);
+      const bool cores_enough =
+          mine.size() <= static_cast<size_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+      const bool wanted =
+          options.single_copy == transport::shm::SingleCopy::kOn ||
+          (options.single_copy == transport::shm::SingleCopy::kAuto && cores_enough);
       const bool works = options.single_copy != transport::shm::SingleCopy::kOff &&
                          single_copy_works(ids, mine, rank);
       attached.reads_work = works ? 1 : 0;
       attached.single_copy = works && wanted ? 1 : 0;
     } catch (const Error& e) {
-      KOLO_LOG_WARNING("rank {}: cannot map shared memory {} of the host's first rank: {}", rank, name,
-                       e.what());
+      KOLO_LOG_WARNING("rank {}: cannot map shared memory {} of the host's first rank: {}", rank,
+                       name, e.what());
     }
   }
   const auto reports = allgather_records(ctx, first_tag + 2, attached);
   // Everyone has mapped it or given up: the name can go.
   segment.unlink();
-  const bool host_ok = wants_shm && std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].ok == 1; });
+  const bool host_ok =
+      wants_shm && std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].ok == 1; });
   if (wants_shm && !host_ok && attached.ok == 1)
-    KOLO_LOG_WARNING("rank {}: a rank of this host could not map shared memory; ranks here use TCP", rank);
+    KOLO_LOG_WARNING("rank {}: a rank of this host could not map shared memory; ranks here use TCP",
+                     rank);
   if (host_ok) {
     std::vector<pid_t> pids;
     for (int r : mine) pids.push_back(static_cast<pid_t>(ids[r].pid));
     transport::shm::ShmOptions group_options = options;
     const bool single_copy =
         std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].single_copy == 1; });
-    group_options.single_copy = single_copy ? transport::shm::SingleCopy::kOn : transport::shm::SingleCopy::kOff;
+    group_options.single_copy =
+        single_copy ? transport::shm::SingleCopy::kOn : transport::shm::SingleCopy::kOff;
     group_options.direct_reads_work =
         std::all_of(mine.begin(), mine.end(), [&](int r) { return reports[r].reads_work == 1; });
-    if (topo.local_rank == 0 && options.single_copy != transport::shm::SingleCopy::kOff && !single_copy)
-      KOLO_LOG_INFO("rank {}: large allgathers and broadcasts copy through shared memory twice: the ranks of "
-                    "this host outnumber its cores or cannot read each other's memory (process_vm_readv)",
-                    rank);
-    topo.shm = std::make_shared<ShmGroup>(std::move(segment), topo.local_rank, member_names(ctx, mine),
-                                          std::move(pids), group_options, [context] { context->check_health(); });
+    if (topo.local_rank == 0 && options.single_copy != transport::shm::SingleCopy::kOff &&
+        !single_copy)
+      KOLO_LOG_INFO(
+          "rank {}: large allgathers and broadcasts copy through shared memory twice: the ranks of "
+          "this host outnumber its cores or cannot read each other's memory (process_vm_readv)",
+          rank);
+    topo.shm = std::make_shared<ShmGroup>(std::move(segment), topo.local_rank,
+                                          member_names(ctx, mine), std::move(pids), group_options,
+                                          [context] { context->check_health(); });
   }
 
   // Hierarchical collectives need that shape with shared memory on every
@@ -184,10 +198,12 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   if (cross_possible && every_rank_attached) {
     std::vector<int> peers;
     for (const auto& ranks : topo.hosts) peers.push_back(ranks[topo.local_rank]);
-    topo.cross = std::make_shared<transport::SubContext>(context, std::move(peers), kCrossHostGroupId);
+    topo.cross =
+        std::make_shared<transport::SubContext>(context, std::move(peers), kCrossHostGroupId);
   }
-  KOLO_LOG_DEBUG("rank {}: {} host(s), {} rank(s) on this one, shared memory {}, hierarchical {}", rank,
-                 topo.hosts.size(), mine.size(), topo.shm ? "on" : "off", topo.cross ? "possible" : "off");
+  KOLO_LOG_DEBUG("rank {}: {} host(s), {} rank(s) on this one, shared memory {}, hierarchical {}",
+                 rank, topo.hosts.size(), mine.size(), topo.shm ? "on" : "off",
+                 topo.cross ? "possible" : "off");
   return topo;
 }
 

@@ -34,9 +34,10 @@ namespace kolo::backends {
 inline constexpr uint32_t kCrossHostGroupId = 65535;
 
 struct HostTopology {
-  std::vector<std::vector<int>> hosts;  // ranks of each host, ascending; hosts ordered by first rank
-  int host = 0;                         // this rank's host (index into hosts)
-  int local_rank = 0;                   // index of this rank in hosts[host]
+  std::vector<std::vector<int>>
+      hosts;           // ranks of each host, ascending; hosts ordered by first rank
+  int host = 0;        // this rank's host (index into hosts)
+  int local_rank = 0;  // index of this rank in hosts[host]
   // The host's shared-memory group; null when the host has one rank, or
   // shared memory is off or failed there.
   std::shared_ptr<transport::shm::ShmGroup> shm;

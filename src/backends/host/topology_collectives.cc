@@ -19,18 +19,23 @@ ReduceOp combine_op(ReduceOp op) {
 
 // Prescale needs a copy the algorithm may read; it goes into recv, which
 // every path below accepts as input (in place).
-const void* prescaled_input(const void* send, void* recv, size_t count, DataType dtype, double prescale) {
+const void* prescaled_input(const void* send, void* recv, size_t count, DataType dtype,
+                            double prescale) {
   if (prescale == 1.0) return send;
   if (recv != send) std::memmove(recv, send, count * dtype_size(dtype));
   reduce::scale(recv, count, dtype, prescale);
   return recv;
 }
 
-std::byte* at(void* base, size_t offset) { return static_cast<std::byte*>(base) + offset; }
+std::byte* at(void* base, size_t offset) {
+  return static_cast<std::byte*>(base) + offset;
+}
 
 }  // namespace
 
-bool can_use_shm_alone(const HostTopology& topo) { return topo.shm && topo.single_host(); }
+bool can_use_shm_alone(const HostTopology& topo) {
+  return topo.shm && topo.single_host();
+}
 
 bool can_use_hierarchical(const HostTopology& topo, HierarchicalMode mode) {
   return mode != HierarchicalMode::kOff && topo.shm && topo.cross;
@@ -78,9 +83,10 @@ void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* 
   const int n = group.size();
   const size_t shard_offset = collectives::reduce_scatter_offset(count, n, group.rank()) * element;
   const size_t shard_count = collectives::reduce_scatter_count(count, n, group.rank());
-  collectives::shm::reduce_scatter(group, input, at(recv, shard_offset), count, dtype, op, 1.0, 1.0);
-  collectives::allreduce(*topo.cross, tag, at(recv, shard_offset), at(recv, shard_offset), shard_count,
-                         dtype, across, options);
+  collectives::shm::reduce_scatter(group, input, at(recv, shard_offset), count, dtype, op, 1.0,
+                                   1.0);
+  collectives::allreduce(*topo.cross, tag, at(recv, shard_offset), at(recv, shard_offset),
+                         shard_count, dtype, across, options);
   std::vector<std::vector<ByteRange>> pieces(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) {
     pieces[j].push_back({collectives::reduce_scatter_offset(count, n, j) * element,
@@ -89,7 +95,8 @@ void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* 
   collectives::shm::allgather(group, recv, pieces);
 }
 
-void shm_allgatherv(HostTopology& topo, const void* send, void* recv, const std::vector<ByteRange>& ranges) {
+void shm_allgatherv(HostTopology& topo, const void* send, void* recv,
+                    const std::vector<ByteRange>& ranges) {
   std::vector<std::vector<ByteRange>> pieces;
   for (const ByteRange& range : ranges) pieces.push_back({range});
   collectives::shm::allgather(*topo.shm, recv, pieces, send);
@@ -116,12 +123,16 @@ void shm_broadcast(HostTopology& topo, void* data, size_t bytes, int root) {
   collectives::shm::broadcast(*topo.shm, data, bytes, root);
 }
 
-void shm_alltoallv(HostTopology& topo, const void* send, const std::vector<ByteRange>& send_blocks, void* recv,
-                   const std::vector<ByteRange>& recv_blocks) {
-  const auto send_copy = collectives::detail::copy_if_overlapping(send, send_blocks, recv, recv_blocks);
-  collectives::shm::alltoallv(*topo.shm, send_copy ? send_copy.get() : send, send_blocks, recv, recv_blocks);
+void shm_alltoallv(HostTopology& topo, const void* send, const std::vector<ByteRange>& send_blocks,
+                   void* recv, const std::vector<ByteRange>& recv_blocks) {
+  const auto send_copy =
+      collectives::detail::copy_if_overlapping(send, send_blocks, recv, recv_blocks);
+  collectives::shm::alltoallv(*topo.shm, send_copy ? send_copy.get() : send, send_blocks, recv,
+                              recv_blocks);
 }
 
-void shm_barrier(HostTopology& topo) { collectives::shm::barrier(*topo.shm); }
+void shm_barrier(HostTopology& topo) {
+  collectives::shm::barrier(*topo.shm);
+}
 
 }  // namespace kolo::backends

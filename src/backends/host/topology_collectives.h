@@ -37,15 +37,16 @@ void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* 
 
 // `ranges[r]`: rank r's block of recv; this rank's block holds its data,
 // and so does `send` (unchanged since: the others may read it from there).
-void shm_allgatherv(HostTopology& topo, const void* send, void* recv, const std::vector<ByteRange>& ranges);
+void shm_allgatherv(HostTopology& topo, const void* send, void* recv,
+                    const std::vector<ByteRange>& ranges);
 void hierarchical_allgatherv(HostTopology& topo, transport::Tag tag, void* recv,
                              const std::vector<ByteRange>& ranges,
                              const collectives::CollectiveOptions& options);
 
 void shm_broadcast(HostTopology& topo, void* data, size_t bytes, int root);
 // Blocks as collectives::alltoallv_blocks makes them; send and recv may overlap.
-void shm_alltoallv(HostTopology& topo, const void* send, const std::vector<ByteRange>& send_blocks, void* recv,
-                   const std::vector<ByteRange>& recv_blocks);
+void shm_alltoallv(HostTopology& topo, const void* send, const std::vector<ByteRange>& send_blocks,
+                   void* recv, const std::vector<ByteRange>& recv_blocks);
 void shm_barrier(HostTopology& topo);
 
 }  // namespace kolo::backends

@@ -88,8 +88,7 @@ struct Float16Type {
     const uint32_t inf_nan = magnitude | 0x7f800000u;
     // Subnormal: read the mantissa as the fraction of 2^-14 * 1.m, then
     // subtract the implicit 2^-14, which leaves m * 2^-24 exactly.
-    const uint32_t subnormal =
-        to_bits(from_bits(magnitude + (113u << 23)) - from_bits(113u << 23));
+    const uint32_t subnormal = to_bits(from_bits(magnitude + (113u << 23)) - from_bits(113u << 23));
     const uint32_t result = exponent == 0x7c00u ? inf_nan : exponent == 0 ? subnormal : normal;
     return from_bits(sign | result);
   }
@@ -157,29 +156,41 @@ T wrapping_mul(T a, T b) {
 
 struct SumOp {
   template <typename C>
-  static C apply(C a, C b) { return wrapping_add(a, b); }
+  static C apply(C a, C b) {
+    return wrapping_add(a, b);
+  }
 };
 struct ProductOp {
   template <typename C>
-  static C apply(C a, C b) { return wrapping_mul(a, b); }
+  static C apply(C a, C b) {
+    return wrapping_mul(a, b);
+  }
 };
 // Written as selects rather than std::min/max so floats if-convert to
 // compare+blend and vectorize.
 struct MinOp {
   template <typename C>
-  static C apply(C a, C b) { return b < a ? b : a; }
+  static C apply(C a, C b) {
+    return b < a ? b : a;
+  }
 };
 struct MaxOp {
   template <typename C>
-  static C apply(C a, C b) { return a < b ? b : a; }
+  static C apply(C a, C b) {
+    return a < b ? b : a;
+  }
 };
 struct BitAndOp {
   template <typename C>
-  static C apply(C a, C b) { return static_cast<C>(a & b); }
+  static C apply(C a, C b) {
+    return static_cast<C>(a & b);
+  }
 };
 struct BitOrOp {
   template <typename C>
-  static C apply(C a, C b) { return static_cast<C>(a | b); }
+  static C apply(C a, C b) {
+    return static_cast<C>(a | b);
+  }
 };
 struct LogicalAndOp {
   static uint8_t apply(uint8_t a, uint8_t b) { return static_cast<uint8_t>((a != 0) & (b != 0)); }
@@ -192,15 +203,24 @@ struct LogicalOrOp {
 template <typename F>
 decltype(auto) dispatch_type(DataType type, F&& f) {
   switch (type) {
-    case DataType::kUInt8: return f(NativeType<uint8_t>{});
-    case DataType::kInt8: return f(NativeType<int8_t>{});
-    case DataType::kInt32: return f(NativeType<int32_t>{});
-    case DataType::kInt64: return f(NativeType<int64_t>{});
-    case DataType::kFloat16: return f(Float16Type{});
-    case DataType::kBFloat16: return f(BFloat16Type{});
-    case DataType::kFloat32: return f(NativeType<float>{});
-    case DataType::kFloat64: return f(NativeType<double>{});
-    case DataType::kBool: return f(BoolType{});
+    case DataType::kUInt8:
+      return f(NativeType<uint8_t>{});
+    case DataType::kInt8:
+      return f(NativeType<int8_t>{});
+    case DataType::kInt32:
+      return f(NativeType<int32_t>{});
+    case DataType::kInt64:
+      return f(NativeType<int64_t>{});
+    case DataType::kFloat16:
+      return f(Float16Type{});
+    case DataType::kBFloat16:
+      return f(BFloat16Type{});
+    case DataType::kFloat32:
+      return f(NativeType<float>{});
+    case DataType::kFloat64:
+      return f(NativeType<double>{});
+    case DataType::kBool:
+      return f(BoolType{});
   }
   unknown_type(type);
 }
@@ -216,19 +236,26 @@ void dispatch(DataType type, ReduceOp op, F&& f) {
       switch (op) {
         case ReduceOp::kSum:
         case ReduceOp::kMax:
-        case ReduceOp::kBitOr: return f(element, LogicalOrOp{});
+        case ReduceOp::kBitOr:
+          return f(element, LogicalOrOp{});
         case ReduceOp::kProduct:
         case ReduceOp::kMin:
-        case ReduceOp::kBitAnd: return f(element, LogicalAndOp{});
-        case ReduceOp::kAverage: break;
+        case ReduceOp::kBitAnd:
+          return f(element, LogicalAndOp{});
+        case ReduceOp::kAverage:
+          break;
       }
     } else {
       switch (op) {
         case ReduceOp::kSum:
-        case ReduceOp::kAverage: return f(element, SumOp{});
-        case ReduceOp::kProduct: return f(element, ProductOp{});
-        case ReduceOp::kMin: return f(element, MinOp{});
-        case ReduceOp::kMax: return f(element, MaxOp{});
+        case ReduceOp::kAverage:
+          return f(element, SumOp{});
+        case ReduceOp::kProduct:
+          return f(element, ProductOp{});
+        case ReduceOp::kMin:
+          return f(element, MinOp{});
+        case ReduceOp::kMax:
+          return f(element, MaxOp{});
         case ReduceOp::kBitAnd:
         case ReduceOp::kBitOr:
           if constexpr (std::is_integral_v<typename Element::Compute>) {
@@ -242,5 +269,5 @@ void dispatch(DataType type, ReduceOp op, F&& f) {
   });
 }
 
-}  // inline namespace KOLO_REDUCE_LEVEL
+}  // namespace KOLO_REDUCE_LEVEL
 }  // namespace kolo::reduce::kernels

@@ -2,11 +2,12 @@
 // -mf16c -mno-fma -ffp-contract=off). The loops are loops.h's; float16 moves
 // through F16C and bfloat16 through shifts, eight elements at a time.
 #define KOLO_REDUCE_LEVEL avx2
-#include "collectives/reduce/kernels.h"
-
 #include <immintrin.h>
 
-namespace kolo::reduce::kernels::inline avx2 {
+#include "collectives/reduce/kernels.h"
+
+namespace kolo::reduce::kernels {
+inline namespace avx2 {
 
 template <>
 struct Blocks<Float16Type> {
@@ -69,12 +70,15 @@ struct Blocks<BFloat16Type> {
   static Vector splat(float f) { return _mm256_set1_ps(f); }
 };
 
-}  // namespace kolo::reduce::kernels::inline avx2
+}  // namespace avx2
+}  // namespace kolo::reduce::kernels
 
 #include "collectives/reduce/loops.h"
 
 namespace kolo::reduce::simd {
 
-const Kernels& avx2_kernels() { return kernels::avx2::kLevelKernels; }
+const Kernels& avx2_kernels() {
+  return kernels::avx2::kLevelKernels;
+}
 
 }  // namespace kolo::reduce::simd

@@ -13,7 +13,8 @@
 
 #include <immintrin.h>
 
-namespace kolo::reduce::kernels::inline avx512 {
+namespace kolo::reduce::kernels {
+inline namespace avx512 {
 
 template <>
 struct Blocks<Float16Type> {
@@ -70,12 +71,15 @@ struct Blocks<BFloat16Type> {
   static Vector splat(float f) { return _mm512_set1_ps(f); }
 };
 
-}  // namespace kolo::reduce::kernels::inline avx512
+}  // namespace avx512
+}  // namespace kolo::reduce::kernels
 
 #include "collectives/reduce/loops.h"
 
 namespace kolo::reduce::simd {
 
-const Kernels& avx512_kernels() { return kernels::avx512::kLevelKernels; }
+const Kernels& avx512_kernels() {
+  return kernels::avx512::kLevelKernels;
+}
 
 }  // namespace kolo::reduce::simd

@@ -5,6 +5,8 @@
 
 namespace kolo::reduce::simd {
 
-const Kernels& portable_kernels() { return kernels::portable::kLevelKernels; }
+const Kernels& portable_kernels() {
+  return kernels::portable::kLevelKernels;
+}
 
 }  // namespace kolo::reduce::simd

@@ -127,5 +127,5 @@ inline void scale_any(void* data, size_t count, DataType dtype, double factor) {
 
 inline constexpr simd::Kernels kLevelKernels{&reduce_into_any, &combine_any, &scale_any};
 
-}  // inline namespace KOLO_REDUCE_LEVEL
+}  // namespace KOLO_REDUCE_LEVEL
 }  // namespace kolo::reduce::kernels

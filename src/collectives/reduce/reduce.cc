@@ -14,8 +14,8 @@ namespace kolo::reduce {
 namespace kernels {
 
 void unsupported(DataType type, ReduceOp op) {
-  throw InvalidArgument(fmt::format("reduce op {} is not defined for {}", reduce_op_name(op),
-                                    dtype_name(type)));
+  throw InvalidArgument(
+      fmt::format("reduce op {} is not defined for {}", reduce_op_name(op), dtype_name(type)));
 }
 
 void unknown_type(DataType type) {
@@ -54,6 +54,8 @@ void scale(void* data, size_t count, DataType dtype, double factor) {
   simd::active_kernels().scale(data, count, dtype, factor);
 }
 
-std::string_view simd_level_name() { return simd::level_name(simd::active_level()); }
+std::string_view simd_level_name() {
+  return simd::level_name(simd::active_level());
+}
 
 }  // namespace kolo::reduce

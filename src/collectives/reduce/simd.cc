@@ -32,8 +32,10 @@ bool cpu_has(Level level) {
   const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
   const bool avx2 = __builtin_cpu_supports("avx2") && f16c;
   switch (level) {
-    case Level::kPortable: return true;
-    case Level::kAvx2: return avx2;
+    case Level::kPortable:
+      return true;
+    case Level::kAvx2:
+      return avx2;
     case Level::kAvx512:
       return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
@@ -55,24 +57,33 @@ Level best_level() {
 
 std::string_view level_name(Level level) {
   switch (level) {
-    case Level::kPortable: return "portable";
-    case Level::kAvx2: return "avx2";
-    case Level::kAvx512: return "avx512";
+    case Level::kPortable:
+      return "portable";
+    case Level::kAvx2:
+      return "avx2";
+    case Level::kAvx512:
+      return "avx512";
   }
   return "unknown";
 }
 
-bool cpu_supports(Level level) { return cpu_has(level); }
+bool cpu_supports(Level level) {
+  return cpu_has(level);
+}
 
 const Kernels* kernels_for(Level level) {
   if (!cpu_supports(level)) return nullptr;
   switch (level) {
-    case Level::kPortable: return &portable_kernels();
+    case Level::kPortable:
+      return &portable_kernels();
 #if defined(KOLO_REDUCE_X86)
-    case Level::kAvx2: return &avx2_kernels();
-    case Level::kAvx512: return &avx512_kernels();
+    case Level::kAvx2:
+      return &avx2_kernels();
+    case Level::kAvx512:
+      return &avx512_kernels();
 #else
-    default: break;
+    default:
+      break;
 #endif
   }
   return nullptr;
@@ -113,8 +124,10 @@ Level active_level() {
     const Level chosen = resolve_level(request, best_level(), &note);
     // A capped request is expected on mixed clusters (one KOLO_SIMD for all
     // hosts), so only debug; an unknown value is a mistake worth a warning.
-    if (!note.empty() && request && parse_level(*request)) KOLO_LOG_DEBUG("{}", note);
-    else if (!note.empty()) KOLO_LOG_WARNING("{}", note);
+    if (!note.empty() && request && parse_level(*request))
+      KOLO_LOG_DEBUG("{}", note);
+    else if (!note.empty())
+      KOLO_LOG_WARNING("{}", note);
     KOLO_LOG_DEBUG("reduction kernels: {}", level_name(chosen));
     return chosen;
   }();

@@ -48,16 +48,21 @@ class PartList {
   // output; null when they span parts or the part has none.
   const std::byte* contiguous_input(size_t first, size_t count) const {
     const FusedPart* p = holder(first, count);
-    return p && p->input ? static_cast<const std::byte*>(p->input) + (first - start_of(*p)) * element_ : nullptr;
+    return p && p->input
+               ? static_cast<const std::byte*>(p->input) + (first - start_of(*p)) * element_
+               : nullptr;
   }
   std::byte* contiguous_output(size_t first, size_t count) const {
     const FusedPart* p = holder(first, count);
-    return p && p->output ? static_cast<std::byte*>(p->output) + (first - start_of(*p)) * element_ : nullptr;
+    return p && p->output ? static_cast<std::byte*>(p->output) + (first - start_of(*p)) * element_
+                          : nullptr;
   }
 
  private:
   size_t index_of(size_t element) const {
-    return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), element) - starts_.begin()) - 1;
+    return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), element) -
+                               starts_.begin()) -
+           1;
   }
   size_t start_of(const FusedPart& p) const {
     return starts_[static_cast<size_t>(&p - parts_.data())];

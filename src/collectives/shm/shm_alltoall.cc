@@ -15,11 +15,11 @@
 // Round k: each member copies part k of every slot block it sends into the
 // receiver's sub-block of its slot, advances, and copies part k of its own
 // sub-block of every other member's slot to its recv.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "collectives/shm/shm_collectives.h"
 #include "collectives/shm/shm_internal.h"

@@ -15,7 +15,6 @@ namespace {
 
 using internal::guarded;
 
-
 size_t total_length(const std::vector<ByteRange>& ranges) {
   return std::accumulate(ranges.begin(), ranges.end(), size_t{0},
                          [](size_t sum, const ByteRange& r) { return sum + r.length; });
@@ -91,8 +90,9 @@ void allgather(SharedMemoryGroup& group, void* data,
   // The own piece is read from `source` when given (one range), else from
   // data; data offset `at` of it is at own_piece + (at - own_offset).
   const size_t own_offset = pieces[r].empty() ? 0 : pieces[r].front().offset;
-  const std::byte* own_piece = source != nullptr && pieces[r].size() == 1 ? static_cast<const std::byte*>(source)
-                                                                          : base + own_offset;
+  const std::byte* own_piece = source != nullptr && pieces[r].size() == 1
+                                   ? static_cast<const std::byte*>(source)
+                                   : base + own_offset;
   auto own_at = [&](size_t at) { return own_piece + (at - own_offset); };
   size_t longest = 0;
   for (const auto& ranges : pieces) longest = std::max(longest, total_length(ranges));
@@ -109,14 +109,16 @@ void allgather(SharedMemoryGroup& group, void* data,
       const int buffer = group.next_buffer();
       group.acquire_slot(buffer);
       std::byte* mine = group.slot(r, buffer);
-      for_window(pieces[r], k * window, window,
-                 [&](size_t at, size_t in_window, size_t len) { std::memcpy(mine + in_window, own_at(at), len); });
+      for_window(pieces[r], k * window, window, [&](size_t at, size_t in_window, size_t len) {
+        std::memcpy(mine + in_window, own_at(at), len);
+      });
       group.wait_all(group.advance());
       for (int q = 0; q < n; ++q) {
         if (q == r) continue;
         const std::byte* theirs = group.slot(q, buffer);
-        for_window(pieces[q], k * window, window,
-                   [&](size_t at, size_t in_window, size_t len) { std::memcpy(base + at, theirs + in_window, len); });
+        for_window(pieces[q], k * window, window, [&](size_t at, size_t in_window, size_t len) {
+          std::memcpy(base + at, theirs + in_window, len);
+        });
       }
       group.retire_slot(buffer);
     }

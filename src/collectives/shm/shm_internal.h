@@ -30,7 +30,9 @@ struct ShardLayout {
     rounds = (count[0] + per_round - 1) / per_round;  // shard 0 is the longest
   }
   // Chunk k of shard j: first element (within the whole message) and length.
-  size_t chunk_begin(int j, size_t k) const { return offset[j] + std::min(count[j], k * per_round); }
+  size_t chunk_begin(int j, size_t k) const {
+    return offset[j] + std::min(count[j], k * per_round);
+  }
   size_t chunk_count(int j, size_t k) const {
     size_t start = std::min(count[j], k * per_round);
     return std::min(per_round, count[j] - start);

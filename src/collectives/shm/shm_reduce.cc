@@ -38,14 +38,17 @@ using internal::guarded;
 using internal::PartList;
 using internal::ShardLayout;
 
-void plain_copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void plain_copy(void* dst, const void* src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
 
 void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType dtype, ReduceOp op,
                       double prescale, double postscale, bool gather) {
   const int n = group.size();
   const int r = group.rank();
   const ShardLayout layout(list.total(), n, dtype, group.slot_bytes());
-  const auto copy_out = list.total() * layout.element >= group.streaming_bytes() ? stream_copy : plain_copy;
+  const auto copy_out =
+      list.total() * layout.element >= group.streaming_bytes() ? stream_copy : plain_copy;
   for (size_t k = 0; k < layout.rounds; ++k) {
     const int buffer = group.next_buffer();
     group.acquire_slot(buffer);
@@ -83,7 +86,8 @@ void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType d
         }
       }
       reduce::scale(dst + offset, count, dtype, postscale);
-      if (direct == nullptr) list.write(begin + at, count, dst + offset, gather ? copy_out : plain_copy);
+      if (direct == nullptr)
+        list.write(begin + at, count, dst + offset, gather ? copy_out : plain_copy);
     }
     if (!gather) {
       group.retire_slot(buffer);
@@ -92,8 +96,8 @@ void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType d
     group.wait_all(group.advance());
     for (int j = 0; j < n; ++j) {
       if (j == r) continue;
-      list.write(layout.chunk_begin(j, k), layout.chunk_count(j, k), group.slot(j, buffer) + layout.sub_block(j),
-                 copy_out);
+      list.write(layout.chunk_begin(j, k), layout.chunk_count(j, k),
+                 group.slot(j, buffer) + layout.sub_block(j), copy_out);
     }
     group.retire_slot(buffer);
   }
@@ -143,8 +147,11 @@ void reduce_scatter(SharedMemoryGroup& group, const void* in, void* shard, size_
   std::vector<FusedPart> parts;
   if (offset > 0) parts.push_back({input, nullptr, offset});
   if (length > 0) parts.push_back({input + offset * element, shard, length});
-  if (offset + length < count) parts.push_back({input + (offset + length) * element, nullptr, count - offset - length});
-  guarded(group, [&] { reduce_in_rounds(group, PartList(parts, element), dtype, op, prescale, postscale, false); });
+  if (offset + length < count)
+    parts.push_back({input + (offset + length) * element, nullptr, count - offset - length});
+  guarded(group, [&] {
+    reduce_in_rounds(group, PartList(parts, element), dtype, op, prescale, postscale, false);
+  });
 }
 
 void allreduce_parts(SharedMemoryGroup& group, const std::vector<FusedPart>& parts, DataType dtype,

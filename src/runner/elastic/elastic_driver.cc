@@ -66,11 +66,11 @@ class ElasticDriver : public JobController {
     size_t job_index = 0;
     std::string host;
     int host_slot = 0;
-    int rank = -1;          // in the last round it joined; -1 before
-    int64_t answered = 0;   // joins answered so far
+    int rank = -1;         // in the last round it joined; -1 before
+    int64_t answered = 0;  // joins answered so far
     bool alive = true;
-    bool leaving = false;   // left out of a round: its exit is expected
-    bool in_round = false;  // a member of the current round
+    bool leaving = false;                      // left out of a round: its exit is expected
+    bool in_round = false;                     // a member of the current round
     std::optional<Clock::time_point> stop_at;  // leaving: SIGTERM then unless it left by itself
   };
 
@@ -103,7 +103,7 @@ class ElasticDriver : public JobController {
   int64_t round_ = 0;      // the last round formed
   int64_t hosts_seq_ = 0;  // the last host update announced
   int64_t arrivals_seen_ = 0;
-  bool forming_ = true;    // the first round forms at the start
+  bool forming_ = true;  // the first round forms at the start
   std::optional<Clock::time_point> forming_since_;
   std::optional<Clock::time_point> below_min_since_;
   std::string forming_reason_;
@@ -161,10 +161,11 @@ void ElasticDriver::on_exit(Job& job, size_t index) {
     return;
   }
   const auto until = registry_.blacklist(w->host, Clock::now());
-  job.note(fmt::format("{}; host {} is blacklisted {}", how, w->host,
-                       until ? "for " + seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            *until - Clock::now()))
-                             : std::string("for the rest of the job")));
+  job.note(fmt::format(
+      "{}; host {} is blacklisted {}", how, w->host,
+      until ? "for " + seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           *until - Clock::now()))
+            : std::string("for the rest of the job")));
   if (alive_count() == 0) {
     fail(job, fmt::format("every worker has failed; the last: {}", how));
     return;
@@ -255,7 +256,8 @@ void ElasticDriver::poll_arrivals(Job& job) {
   for (auto& w : workers_) {
     if (!w.alive || pending_joins(w) <= 0) continue;
     if (finishing_) {
-      answer(w, refusal(Assignment::Kind::kAborted, "another worker already finished the training"));
+      answer(w,
+             refusal(Assignment::Kind::kAborted, "another worker already finished the training"));
       continue;
     }
     if (w.leaving) {
@@ -321,14 +323,15 @@ void ElasticDriver::form_round(Job& job, Clock::time_point now) {
   if (size < elastic_.min_np) {
     if (!below_min_since_) {
       below_min_since_ = now;
-      job.note(fmt::format("{} of at least {} workers possible (--min-np); waiting up to {} for "
-                           "more hosts",
-                           size, elastic_.min_np, seconds_text(elastic_.timeout)));
+      job.note(
+          fmt::format("{} of at least {} workers possible (--min-np); waiting up to {} for "
+                      "more hosts",
+                      size, elastic_.min_np, seconds_text(elastic_.timeout)));
     } else if (now - *below_min_since_ >= elastic_.timeout) {
-      fail(job, fmt::format("fewer than --min-np {} workers were possible for {} (usable slots: "
-                            "{})",
-                            elastic_.min_np, seconds_text(elastic_.timeout),
-                            registry_.usable_slots()));
+      fail(job,
+           fmt::format("fewer than --min-np {} workers were possible for {} (usable slots: "
+                       "{})",
+                       elastic_.min_np, seconds_text(elastic_.timeout), registry_.usable_slots()));
     }
     return;
   }

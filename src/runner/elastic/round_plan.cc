@@ -5,8 +5,8 @@
 
 namespace kolo::runner::elastic {
 
-RoundPlan plan_round(const std::vector<HostSlots>& usable, const std::vector<RunningWorker>& running,
-                     int cap) {
+RoundPlan plan_round(const std::vector<HostSlots>& usable,
+                     const std::vector<RunningWorker>& running, int cap) {
   struct HostPlan {
     const HostSlots* host;
     std::vector<std::pair<int, std::optional<int>>> picks;  // (slot, worker id or new)

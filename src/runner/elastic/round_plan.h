@@ -33,13 +33,13 @@ struct PlannedMember {
 
 struct RoundPlan {
   std::vector<PlannedMember> members;  // in rank order
-  std::vector<int> left_out;           // running workers with no place (host gone, slot gone, over cap)
+  std::vector<int> left_out;  // running workers with no place (host gone, slot gone, over cap)
 };
 
 // `usable`: hosts in the registry's stable order with their slots.
 // `running`: live workers not already on their way out. `cap`: the most
 // workers the round may have.
-RoundPlan plan_round(const std::vector<HostSlots>& usable, const std::vector<RunningWorker>& running,
-                     int cap);
+RoundPlan plan_round(const std::vector<HostSlots>& usable,
+                     const std::vector<RunningWorker>& running, int cap);
 
 }  // namespace kolo::runner::elastic

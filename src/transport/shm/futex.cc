@@ -15,7 +15,9 @@ namespace {
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
-uint32_t* raw(std::atomic<uint32_t>& word) { return reinterpret_cast<uint32_t*>(&word); }
+uint32_t* raw(std::atomic<uint32_t>& word) {
+  return reinterpret_cast<uint32_t*>(&word);
+}
 
 }  // namespace
 

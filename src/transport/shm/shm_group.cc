@@ -1,5 +1,6 @@
 #include "transport/shm/shm_group.h"
 
+#include <fmt/format.h>
 #include <sched.h>
 #include <signal.h>
 
@@ -8,10 +9,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <string>
 #include <new>
-
-#include <fmt/format.h>
+#include <string>
 
 #include "common/error.h"
 #include "transport/shm/futex.h"
@@ -24,7 +23,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kMagic = 0x6b6f6c6f73686d31ULL;  // "koloshm1"
 constexpr size_t kHeaderBytes = 4096;
-constexpr size_t kControlBytes = 128;  // two cache lines: no false sharing with a neighbour's prefetch
+constexpr size_t kControlBytes =
+    128;  // two cache lines: no false sharing with a neighbour's prefetch
 constexpr size_t kPage = 4096;
 constexpr uint32_t kAbortClaimed = 1;
 constexpr uint32_t kAbortReady = 2;
@@ -32,14 +32,22 @@ constexpr uint32_t kAbortReady = 2;
 // whose wake-up it missed.
 constexpr std::chrono::microseconds kSleepSlice{50'000};
 
-size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
+size_t round_up(size_t value, size_t to) {
+  return (value + to - 1) / to * to;
+}
 
-size_t controls_end(int size) { return kHeaderBytes + static_cast<size_t>(size) * kControlBytes; }
+size_t controls_end(int size) {
+  return kHeaderBytes + static_cast<size_t>(size) * kControlBytes;
+}
 
 // Sequence values wrap; "a reached b" compares within half the range.
-bool reached(uint32_t current, uint32_t target) { return static_cast<int32_t>(current - target) >= 0; }
+bool reached(uint32_t current, uint32_t target) {
+  return static_cast<int32_t>(current - target) >= 0;
+}
 
-void cpu_relax() { __builtin_ia32_pause(); }
+void cpu_relax() {
+  __builtin_ia32_pause();
+}
 
 // A process that exited is gone (ESRCH) or a zombie its parent has not
 // reaped yet (state Z or X in /proc/<pid>/stat), which kill() still finds.
@@ -48,7 +56,7 @@ bool process_running(pid_t pid) {
   std::ifstream stat(fmt::format("/proc/{}/stat", pid));
   std::string line;
   if (!std::getline(stat, line)) return true;  // no /proc: trust kill()
-  size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+  size_t close = line.rfind(')');              // the command name may hold spaces and parentheses
   if (close == std::string::npos || close + 2 >= line.size()) return true;
   char state = line[close + 2];
   return state != 'Z' && state != 'X';
@@ -73,7 +81,8 @@ struct alignas(64) ShmGroup::Control {
 };
 
 size_t ShmGroup::segment_bytes(int size, size_t slot_bytes) {
-  return round_up(controls_end(size), kPage) + static_cast<size_t>(size) * 2 * round_up(slot_bytes, kPage);
+  return round_up(controls_end(size), kPage) +
+         static_cast<size_t>(size) * 2 * round_up(slot_bytes, kPage);
 }
 
 ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
@@ -90,7 +99,8 @@ ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
                                       segment_.size(), n));
   auto* base = static_cast<std::byte*>(segment_.data());
   if (header().magic != kMagic || header().size != static_cast<uint32_t>(n)) {
-    throw IoError(fmt::format("shared memory {} is not a Kolo segment for {} ranks", segment_.name(), n));
+    throw IoError(
+        fmt::format("shared memory {} is not a Kolo segment for {} ranks", segment_.name(), n));
   }
   slots_ = base + round_up(controls_end(n), kPage);
   pid_visible_.resize(static_cast<size_t>(n));
@@ -99,19 +109,24 @@ ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
 
 void ShmGroup::format(ShmSegment& segment, int size) {
   static_assert(sizeof(Header) <= kHeaderBytes);
-  if (segment.size() < controls_end(size)) throw InvalidArgument("shared memory segment too small to format");
+  if (segment.size() < controls_end(size))
+    throw InvalidArgument("shared memory segment too small to format");
   auto* base = static_cast<std::byte*>(segment.data());
   auto* h = new (base) Header{};
   h->magic = kMagic;
   h->size = static_cast<uint32_t>(size);
-  for (int m = 0; m < size; ++m) new (base + kHeaderBytes + static_cast<size_t>(m) * kControlBytes) Control{};
+  for (int m = 0; m < size; ++m)
+    new (base + kHeaderBytes + static_cast<size_t>(m) * kControlBytes) Control{};
 }
 
-ShmGroup::Header& ShmGroup::header() const { return *static_cast<Header*>(segment_.data()); }
+ShmGroup::Header& ShmGroup::header() const {
+  return *static_cast<Header*>(segment_.data());
+}
 
 ShmGroup::Control& ShmGroup::control(int member) const {
   auto* base = static_cast<std::byte*>(segment_.data());
-  return *reinterpret_cast<Control*>(base + kHeaderBytes + static_cast<size_t>(member) * kControlBytes);
+  return *reinterpret_cast<Control*>(base + kHeaderBytes +
+                                     static_cast<size_t>(member) * kControlBytes);
 }
 
 std::byte* ShmGroup::slot(int member, int buffer) const {
@@ -145,10 +160,11 @@ void ShmGroup::read_member(int member, size_t offset, void* local, size_t bytes)
   const uint64_t remote = control(member).address.load(std::memory_order_relaxed) + offset;
   const int error = read_process_memory(pids_[member], remote, local, bytes);
   if (error == ESRCH)
-    throw PeerLostError(fmt::format("{} lost: its process (pid {}) exited", names_[member], pids_[member]));
+    throw PeerLostError(
+        fmt::format("{} lost: its process (pid {}) exited", names_[member], pids_[member]));
   if (error != 0)
-    throw IoError(fmt::format("cannot read {} bytes of the memory of {} (pid {}): {}", bytes, names_[member],
-                              pids_[member], std::strerror(error)));
+    throw IoError(fmt::format("cannot read {} bytes of the memory of {} (pid {}): {}", bytes,
+                              names_[member], pids_[member], std::strerror(error)));
 }
 
 void ShmGroup::wait_all(uint32_t value) {
@@ -206,19 +222,21 @@ void ShmGroup::throw_if_aborted() const {
   }
   std::string reason(h.abort_reason, ::strnlen(h.abort_reason, sizeof h.abort_reason));
   if (h.abort_origin == rank_) throw AbortedError(reason);
-  throw AbortedError(fmt::format("{} aborted: {}", names_.at(static_cast<size_t>(h.abort_origin)), reason));
+  throw AbortedError(
+      fmt::format("{} aborted: {}", names_.at(static_cast<size_t>(h.abort_origin)), reason));
 }
 
 void ShmGroup::check_alive(int member) const {
   if (!pid_visible_[member]) return;
   if (!process_running(pids_[member]))
-    throw PeerLostError(fmt::format("{} lost: its process (pid {}) exited", names_[member], pids_[member]));
+    throw PeerLostError(
+        fmt::format("{} lost: its process (pid {}) exited", names_[member], pids_[member]));
 }
 
 void ShmGroup::fail_timeout(int member, uint32_t value) const {
-  throw TimeoutError(fmt::format("{} did not reach shared-memory phase {} within {} s (it is at {})",
-                                 names_[member], value, options_.op_timeout.count() / 1000.0,
-                                 control(member).seq.load()));
+  throw TimeoutError(fmt::format(
+      "{} did not reach shared-memory phase {} within {} s (it is at {})", names_[member], value,
+      options_.op_timeout.count() / 1000.0, control(member).seq.load()));
 }
 
 void ShmGroup::abort(const std::string& reason) {

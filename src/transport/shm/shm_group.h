@@ -108,7 +108,7 @@ class ShmGroup final : public SharedMemoryGroup {
   const ShmOptions options_;
   const std::function<void()> health_;
   std::byte* slots_ = nullptr;
-  uint32_t seq_ = 0;                     // our own word's value
+  uint32_t seq_ = 0;  // our own word's value
   uint32_t slot_retired_at_[2] = {0, 0};
   int next_buffer_ = 1;  // next_buffer() flips it first: the first window uses buffer 0
   std::exception_ptr error_;

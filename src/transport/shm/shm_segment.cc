@@ -1,14 +1,13 @@
 #include "transport/shm/shm_segment.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <random>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "common/errno_text.h"
 #include "common/error.h"
@@ -67,7 +66,7 @@ ShmSegment ShmSegment::open(const std::string& name, size_t bytes) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
     throw IoError(fmt::format("shared memory {} has {} bytes, expected {}", name,
-                                    static_cast<long long>(st.st_size), bytes));
+                              static_cast<long long>(st.st_size), bytes));
   }
   return ShmSegment(name, map_fd(fd, bytes, name), bytes, false);
 }
@@ -89,7 +88,9 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
   return *this;
 }
 
-ShmSegment::~ShmSegment() { release(); }
+ShmSegment::~ShmSegment() {
+  release();
+}
 
 void ShmSegment::unlink() noexcept {
   if (owner_) ::shm_unlink(name_.c_str());

@@ -4,8 +4,8 @@
 #include <netinet/in.h>
 
 #include "common/error.h"
-#include "common/net_interfaces.h"
 #include "common/logging.h"
+#include "common/net_interfaces.h"
 
 namespace kolo::transport::tcp {
 
@@ -34,9 +34,9 @@ std::string select_listen_address(const TcpOptions& options) {
     auto interfaces = list_ipv4_interfaces();
     for (const auto& i : interfaces)
       if (i.name == options.iface) return i.ipv4;
-    throw InvalidArgument("network interface '" + options.iface +
-                          "' (KOLO_IFACE) not found or has no IPv4 address; available: " +
-                          describe(interfaces));
+    throw InvalidArgument(
+        "network interface '" + options.iface +
+        "' (KOLO_IFACE) not found or has no IPv4 address; available: " + describe(interfaces));
   }
   if (!options.address.empty()) {
     in_addr parsed{};

@@ -1,12 +1,11 @@
 #include "transport/tcp/bootstrap.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <random>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/logging.h"
@@ -18,8 +17,12 @@ namespace kolo::transport::tcp {
 
 namespace {
 
-std::string addr_key(int rank) { return "tcp/addr/" + std::to_string(rank); }
-std::string meta_key(int rank) { return "tcp/meta/" + std::to_string(rank); }
+std::string addr_key(int rank) {
+  return "tcp/addr/" + std::to_string(rank);
+}
+std::string meta_key(int rank) {
+  return "tcp/meta/" + std::to_string(rank);
+}
 
 std::string local_hostname() {
   char name[256] = {};
@@ -33,7 +36,9 @@ uint64_t random_nonce() {
   return nonce ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count());
 }
 
-double seconds(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+double seconds(std::chrono::milliseconds d) {
+  return static_cast<double>(d.count()) / 1000.0;
+}
 
 std::string rank_list(const std::vector<int>& ranks) {
   return fmt::format("{}", fmt::join(ranks, ", "));
@@ -179,8 +184,9 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
       std::vector<int> missing;
       for (int r = rank + 1; r < size; ++r)
         if (!mesh.peers[r].valid()) missing.push_back(r);
-      throw TimeoutError(fmt::format("rank {}: timed out after {} s waiting for rank(s) {} to connect",
-                                     rank, seconds(options.connect_timeout), rank_list(missing)));
+      throw TimeoutError(
+          fmt::format("rank {}: timed out after {} s waiting for rank(s) {} to connect", rank,
+                      seconds(options.connect_timeout), rank_list(missing)));
     }
     int from = verify_hello(fd.get(), rank, size, nonce, entries, mesh.peers, deadline);
     if (from < 0) {

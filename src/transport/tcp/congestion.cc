@@ -1,5 +1,6 @@
 #include "transport/tcp/congestion.h"
 
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -8,8 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "common/errno_text.h"
 #include "common/error.h"

@@ -4,7 +4,9 @@
 
 namespace kolo::transport::tcp {
 
-void Matcher::post(const OperationPtr& recv) { posted_[{recv->peer, recv->tag}].push_back(recv); }
+void Matcher::post(const OperationPtr& recv) {
+  posted_[{recv->peer, recv->tag}].push_back(recv);
+}
 
 OperationPtr Matcher::take_posted(int peer, Tag tag) {
   auto it = posted_.find({peer, tag});

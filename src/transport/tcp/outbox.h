@@ -16,8 +16,8 @@ struct OutFrame {
   // The caller's bytes; nullptr once the frame is voided (zeros are sent).
   const uint8_t* body = nullptr;
   uint64_t trailer = kTrailerCommit;
-  size_t written = 0;  // bytes of header + body + trailer already sent
-  OperationPtr op;     // the send it carries; null for control frames
+  size_t written = 0;      // bytes of header + body + trailer already sent
+  OperationPtr op;         // the send it carries; null for control frames
   std::string owned_body;  // a control frame's body (ABORT reason)
 
   size_t total() const { return sizeof(header) + header.length + sizeof(trailer); }

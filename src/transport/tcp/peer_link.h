@@ -35,8 +35,8 @@ struct FrameReader {
   size_t body_got = 0;
   uint64_t trailer = 0;
   size_t trailer_got = 0;
-  OperationPtr op;           // kPosted: the receive being filled (busy)
-  UnexpectedMessage owned;   // kUnexpected / kControl: the buffer
+  OperationPtr op;          // kPosted: the receive being filled (busy)
+  UnexpectedMessage owned;  // kUnexpected / kControl: the buffer
 
   bool mid_frame() const { return in_body || header_got > 0; }
   void reset() { *this = FrameReader(); }

@@ -1,5 +1,6 @@
 // TcpCore's progress thread: reads frames from every peer socket, matches
 // them to posted receives, and finishes queued sends.
+#include <fmt/format.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -10,8 +11,6 @@
 #include <cstring>
 #include <new>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "common/errno_text.h"
 #include "common/error.h"
@@ -51,7 +50,8 @@ std::chrono::milliseconds TcpCore::keep_alive_period() const {
   // A few checks per heartbeat interval, so a heartbeat is never much later
   // than due and a silent peer is caught soon after peer_timeout, while a
   // busy loop reads the clock only once per wake-up.
-  return std::max<std::chrono::milliseconds>(options_.heartbeat_interval() / 4, std::chrono::milliseconds(1));
+  return std::max<std::chrono::milliseconds>(options_.heartbeat_interval() / 4,
+                                             std::chrono::milliseconds(1));
 }
 
 bool TcpCore::callers_driving() const {
@@ -148,7 +148,8 @@ void TcpCore::keep_alive(Clock::time_point now) {
       // Only on an empty outbox: the heartbeat then goes out whole, never
       // between the bytes of another frame, and a busy link needs none.
       if (!link->send_failed && link->outbox.empty() && now - link->last_queued >= interval)
-        failed = queue_frame(*link, control_frame(FrameKind::kHeartbeat, ""), &err) == WriteStatus::kFailed;
+        failed = queue_frame(*link, control_frame(FrameKind::kHeartbeat, ""), &err) ==
+                 WriteStatus::kFailed;
     }
     if (failed) peer_failed(*link, connection_error_text(err), false);
   }
@@ -163,7 +164,8 @@ bool TcpCore::read_step(PeerLink& link) {
   PeerReceiver& in = receiver_of(link);
   if (in.staged()) return parse_staged(link);
   FrameReader& r = in.reader;
-  if (r.in_body && r.sink == Sink::kUnexpected && link.adoption_pending.load(std::memory_order_acquire))
+  if (r.in_body && r.sink == Sink::kUnexpected &&
+      link.adoption_pending.load(std::memory_order_acquire))
     take_adoption(link);
   const size_t body_left = r.in_body ? r.header.length - r.body_got : 0;
   ssize_t n;
@@ -184,8 +186,9 @@ bool TcpCore::read_step(PeerLink& link) {
     } else {
       iov[count++] = {r.body + r.body_got, body_left};
     }
-    if (covers_body) iov[count++] = {reinterpret_cast<uint8_t*>(&r.trailer) + r.trailer_got,
-                                     sizeof(r.trailer) - r.trailer_got};
+    if (covers_body)
+      iov[count++] = {reinterpret_cast<uint8_t*>(&r.trailer) + r.trailer_got,
+                      sizeof(r.trailer) - r.trailer_got};
     n = ::readv(link.fd.get(), iov, count);
   }
   if (n <= 0) {
@@ -268,12 +271,13 @@ bool TcpCore::parse_staged(PeerLink& link) {
 bool TcpCore::on_header(PeerLink& link) {
   FrameReader& r = receiver_of(link).reader;
   const FrameHeader& h = r.header;
-  const bool control =
-      h.kind == FrameKind::kAbort || h.kind == FrameKind::kGoodbye || h.kind == FrameKind::kHeartbeat;
+  const bool control = h.kind == FrameKind::kAbort || h.kind == FrameKind::kGoodbye ||
+                       h.kind == FrameKind::kHeartbeat;
   if (h.magic != FrameHeader::kMagic || (!control && h.kind != FrameKind::kData) ||
       (control && h.length > kMaxControlBody)) {
-    peer_failed(link, fmt::format("protocol error: bad frame header (kind {}, length {})",
-                                  static_cast<uint32_t>(h.kind), h.length),
+    peer_failed(link,
+                fmt::format("protocol error: bad frame header (kind {}, length {})",
+                            static_cast<uint32_t>(h.kind), h.length),
                 true);
     return false;
   }
@@ -306,8 +310,10 @@ bool TcpCore::on_header(PeerLink& link) {
       // Not zero-filled: every byte is about to be overwritten by the socket.
       r.owned.data = std::make_unique_for_overwrite<uint8_t[]>(h.length);
     } catch (const std::bad_alloc&) {
-      peer_failed(link, fmt::format("cannot buffer an unexpected {}-byte message (tag {})", h.length, h.tag),
-                  true);
+      peer_failed(
+          link,
+          fmt::format("cannot buffer an unexpected {}-byte message (tag {})", h.length, h.tag),
+          true);
       return false;
     }
     r.owned.size = h.length;

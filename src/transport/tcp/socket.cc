@@ -55,7 +55,8 @@ sockaddr_in make_ipv4(const std::string& ipv4, int port) {
 }
 
 int millis_until(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return static_cast<int>(std::clamp<int64_t>(left, 0, 1000 * 1000));
 }
 

@@ -19,7 +19,8 @@ namespace {
 
 class TcpRequest final : public Request {
  public:
-  TcpRequest(std::shared_ptr<TcpCore> core, OperationPtr op) : core_(std::move(core)), op_(std::move(op)) {}
+  TcpRequest(std::shared_ptr<TcpCore> core, OperationPtr op)
+      : core_(std::move(core)), op_(std::move(op)) {}
   ~TcpRequest() override { core_->release(*op_); }
   void wait() override { core_->wait(*op_); }
   bool test() override { return core_->test(*op_); }
@@ -56,7 +57,8 @@ class TcpContext final : public Context {
 std::unique_ptr<Context> connect_full_mesh(rendezvous::Store& store, int rank, int size,
                                            const TcpOptions& options) {
   MeshSockets mesh = build_mesh(store, rank, size, options);
-  return std::make_unique<TcpContext>(std::make_shared<TcpCore>(rank, size, std::move(mesh), options));
+  return std::make_unique<TcpContext>(
+      std::make_shared<TcpCore>(rank, size, std::move(mesh), options));
 }
 
 namespace {
@@ -68,27 +70,31 @@ constexpr const char* kStripingKey = "tcp/striping";
 // The threshold only matters with several streams.
 std::string striping_text(const TcpOptions& options) {
   if (options.streams == 1) return "KOLO_TCP_STREAMS=1";
-  return fmt::format("KOLO_TCP_STREAMS={} KOLO_TCP_STRIPE_BYTES={}", options.streams, options.stripe_threshold);
+  return fmt::format("KOLO_TCP_STREAMS={} KOLO_TCP_STRIPE_BYTES={}", options.streams,
+                     options.stripe_threshold);
 }
 
 // Rank 0 publishes its striping before its first mesh; by the time another
 // rank has connected to it the value is there, so get() needs no wait.
 void check_same_striping(rendezvous::Store& store, int rank, const TcpOptions& options) {
   auto theirs = store.get(kStripingKey);
-  if (!theirs) throw InternalError(fmt::format("rank {}: rank 0 did not publish {}", rank, kStripingKey));
+  if (!theirs)
+    throw InternalError(fmt::format("rank {}: rank 0 did not publish {}", rank, kStripingKey));
   const std::string ours = striping_text(options);
   if (rendezvous::to_string(*theirs) != ours)
-    throw InvalidArgument(fmt::format(
-        "rank {} has {} but rank 0 has {}: every rank must use the same TCP streams and stripe size",
-        rank, ours, rendezvous::to_string(*theirs)));
+    throw InvalidArgument(
+        fmt::format("rank {} has {} but rank 0 has {}: every rank must use the same TCP streams "
+                    "and stripe size",
+                    rank, ours, rendezvous::to_string(*theirs)));
 }
 
 }  // namespace
 
-std::unique_ptr<Context> connect(rendezvous::Store& store, int rank, int size, const TcpOptions& options) {
+std::unique_ptr<Context> connect(rendezvous::Store& store, int rank, int size,
+                                 const TcpOptions& options) {
   if (options.streams < 1 || options.streams > TcpOptions::kMaxStreams)
-    throw InvalidArgument(fmt::format("TCP streams must be in [1, {}], not {}", TcpOptions::kMaxStreams,
-                                      options.streams));
+    throw InvalidArgument(fmt::format("TCP streams must be in [1, {}], not {}",
+                                      TcpOptions::kMaxStreams, options.streams));
   if (size == 1) return connect_full_mesh(store, rank, size, options);
   if (rank == 0) store.set(kStripingKey, rendezvous::to_bytes(striping_text(options)));
   auto first = connect_full_mesh(store, rank, size, options);

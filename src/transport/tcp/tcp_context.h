@@ -24,6 +24,7 @@ std::unique_ptr<Context> connect_full_mesh(rendezvous::Store& store, int rank, i
 // Every rank must use the same streams and stripe_threshold, since both
 // decide how a message is cut: rank 0 publishes its values and any other
 // rank whose values differ throws InvalidArgument naming both.
-std::unique_ptr<Context> connect(rendezvous::Store& store, int rank, int size, const TcpOptions& options);
+std::unique_ptr<Context> connect(rendezvous::Store& store, int rank, int size,
+                                 const TcpOptions& options);
 
 }  // namespace kolo::transport::tcp

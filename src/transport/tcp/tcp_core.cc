@@ -2,13 +2,12 @@
 // half lives in progress.cc.
 #include "transport/tcp/tcp_core.h"
 
+#include <fmt/format.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "common/check.h"
 #include "common/errno_text.h"
@@ -25,11 +24,14 @@ constexpr auto kGoodbyeGrace = std::chrono::seconds(2);
 
 std::vector<std::string> peer_names(const std::vector<std::string>& hosts) {
   std::vector<std::string> names;
-  for (size_t r = 0; r < hosts.size(); ++r) names.push_back(fmt::format("rank {} (host {})", r, hosts[r]));
+  for (size_t r = 0; r < hosts.size(); ++r)
+    names.push_back(fmt::format("rank {} (host {})", r, hosts[r]));
   return names;
 }
 
-const char* verb(const Operation& op) { return op.kind == Operation::Kind::kRecv ? "receive" : "send"; }
+const char* verb(const Operation& op) {
+  return op.kind == Operation::Kind::kRecv ? "receive" : "send";
+}
 
 }  // namespace
 
@@ -63,7 +65,9 @@ TcpCore::TcpCore(int rank, int size, MeshSockets mesh, const TcpOptions& options
   progress_ = std::thread([this] { progress_loop(); });
 }
 
-TcpCore::~TcpCore() { shutdown(); }
+TcpCore::~TcpCore() {
+  shutdown();
+}
 
 void TcpCore::finish_unheld(Operation& op, std::exception_ptr error) {
   progress_of(op).error = std::move(error);
@@ -91,7 +95,8 @@ OperationPtr TcpCore::post_send(int peer, Tag tag, const void* data, size_t byte
   if (peer < 0 || peer >= size_)
     throw InvalidArgument(fmt::format("send to rank {} outside world size {}", peer, size_));
   note_caller_activity();
-  auto op = std::make_shared<Operation>(Operation::Kind::kSend, peer, tag, const_cast<void*>(data), bytes);
+  auto op = std::make_shared<Operation>(Operation::Kind::kSend, peer, tag, const_cast<void*>(data),
+                                        bytes);
   if (peer == rank_) {
     send_to_self(op);
     return op;
@@ -133,7 +138,8 @@ OperationPtr TcpCore::post_send(int peer, Tag tag, const void* data, size_t byte
     }
     case WriteStatus::kFailed:
       send_lock.unlock();
-      peer_failed(link, err ? errno_text(err) : "", true);  // poisons; poison() lets go of the frame
+      peer_failed(link, err ? errno_text(err) : "",
+                  true);  // poisons; poison() lets go of the frame
       break;
     case WriteStatus::kWouldBlock:
       break;
@@ -259,7 +265,8 @@ std::string TcpCore::pending_description(int peer) const {
 }
 
 void TcpCore::peer_failed(PeerLink& link, const std::string& reason, bool mid_frame) {
-  lose_peer(link, "lost: " + (reason.empty() ? std::string("connection failed") : reason), mid_frame);
+  lose_peer(link, "lost: " + (reason.empty() ? std::string("connection failed") : reason),
+            mid_frame);
 }
 
 void TcpCore::peer_silent(PeerLink& link, std::chrono::milliseconds silence) {
@@ -297,7 +304,8 @@ void TcpCore::lose_peer(PeerLink& link, const std::string& what, bool mid_frame)
   poison(std::make_exception_ptr(PeerLostError(message)), rank_, message, true);
 }
 
-void TcpCore::poison(std::exception_ptr error, int origin, const std::string& reason, bool tell_peers) {
+void TcpCore::poison(std::exception_ptr error, int origin, const std::string& reason,
+                     bool tell_peers) {
   {
     MutexLock lock(mutex_);
     if (poison_) return;
@@ -336,7 +344,8 @@ void TcpCore::poison(std::exception_ptr error, int origin, const std::string& re
         if (frame.started()) frame.make_void();
       }
       // A half-written frame must be finished to keep the stream in sync.
-      if (frame.started() || frame.header.kind != FrameKind::kData) kept.push_back(std::move(frame));
+      if (frame.started() || frame.header.kind != FrameKind::kData)
+        kept.push_back(std::move(frame));
     }
     link->outbox = std::move(kept);
     int err = 0;
@@ -351,7 +360,8 @@ void TcpCore::enable_writable(PeerLink& link) {
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLOUT;
   ev.data.u64 = static_cast<uint64_t>(link.rank);
   // Fails only for a link no longer polled (gone), whose outbox never drains.
-  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, link.fd.get(), &ev) == 0) link.want_writable = true;
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, link.fd.get(), &ev) == 0)
+    link.want_writable = true;
 }
 
 void TcpCore::stop_polling(PeerLink& link) {
@@ -369,7 +379,8 @@ void TcpCore::shutdown() noexcept {
     if (closed_) return;
     closed_ = true;
   }
-  poison(std::make_exception_ptr(AbortedError("transport context was destroyed")), rank_, "", false);
+  poison(std::make_exception_ptr(AbortedError("transport context was destroyed")), rank_, "",
+         false);
   for (auto& link : links_) {
     if (!link) continue;
     MutexLock send_lock(link->send_mutex);
@@ -397,8 +408,9 @@ void TcpCore::shutdown() noexcept {
     MutexLock lock(mutex_);
     if (!link->outbox.empty() && !link->send_failed && link->want_writable &&
         !is_gone(link->liveness.under(mutex_).state))
-      KOLO_LOG_WARNING("rank {}: closing without delivering {} frame(s) to {} (written {} of first)", rank_,
-                       link->outbox.size(), link->name, link->outbox.front().written);
+      KOLO_LOG_WARNING(
+          "rank {}: closing without delivering {} frame(s) to {} (written {} of first)", rank_,
+          link->outbox.size(), link->name, link->outbox.front().written);
   }
   stopping_.store(true);
   wake_progress();

@@ -131,7 +131,9 @@ class TcpCore {
   // that posts a burst of large sends would otherwise see the progress
   // thread take over and contend with it for the sockets.
   static constexpr std::chrono::milliseconds kHandBack{1};
-  void note_caller_activity() { last_caller_activity_.store(Clock::now().time_since_epoch().count()); }
+  void note_caller_activity() {
+    last_caller_activity_.store(Clock::now().time_since_epoch().count());
+  }
   // The link's receiving side (see PeerLink::receiver).
   PeerReceiver& receiver_of(PeerLink& link) KOLO_REQUIRES(poll_mutex_) {
     return link.receiver.under(poll_mutex_);
@@ -158,7 +160,7 @@ class TcpCore {
   const int rank_;
   const int size_;
   const TcpOptions options_;
-  const std::vector<std::string> names_;  // peer_name() of every rank
+  const std::vector<std::string> names_;          // peer_name() of every rank
   std::vector<std::unique_ptr<PeerLink>> links_;  // [rank]; null at our rank
 
   UniqueFd epoll_fd_;

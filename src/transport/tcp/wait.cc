@@ -25,7 +25,9 @@ constexpr auto kRetryDrive = std::chrono::milliseconds(1);
 // Operations up to this size spin before sleeping (TcpOptions::spin).
 constexpr size_t kSpinMaxBytes = 64 * 1024;
 
-const char* verb(const Operation& op) { return op.kind == Operation::Kind::kRecv ? "receive" : "send"; }
+const char* verb(const Operation& op) {
+  return op.kind == Operation::Kind::kRecv ? "receive" : "send";
+}
 
 // Whole milliseconds until `until`, rounded up and at least 1, so a wait
 // never spins with a zero timeout.
@@ -51,7 +53,8 @@ void TcpCore::wait(Operation& op) {
   auto deadline = start + options_.op_timeout;
   // Only small operations spin: a large one takes longer than the wake-up
   // it would save, and on a busy host the spin takes CPU from the peers.
-  const auto spin_until = start + (op.bytes <= kSpinMaxBytes ? options_.spin : std::chrono::microseconds(0));
+  const auto spin_until =
+      start + (op.bytes <= kSpinMaxBytes ? options_.spin : std::chrono::microseconds(0));
   bool timed_out = false;
   while (progress_of(op).state != OperationState::kFinished) {
     const auto now = Clock::now();
@@ -60,9 +63,10 @@ void TcpCore::wait(Operation& op) {
                      verb(op), op.tag, kReleaseGrace.count());
       timed_out = true;
       if (!is_done(progress_of(op).state)) {
-        std::string message = fmt::format("timed out after {} s waiting for {} ({} tag {}, {} bytes)",
-                                          static_cast<double>(options_.op_timeout.count()) / 1000.0,
-                                          names_[op.peer], verb(op), op.tag, op.bytes);
+        std::string message =
+            fmt::format("timed out after {} s waiting for {} ({} tag {}, {} bytes)",
+                        static_cast<double>(options_.op_timeout.count()) / 1000.0, names_[op.peer],
+                        verb(op), op.tag, op.bytes);
         lock.unlock();
         poison(std::make_exception_ptr(TimeoutError(message)), rank_, message, true);
         lock.lock();

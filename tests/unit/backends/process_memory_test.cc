@@ -1,8 +1,9 @@
 // Direct reads of another process's memory: a forked child's copy of a
 // buffer reads back byte for byte, and each way it can fail says so (gone,
 // unmapped address, a different value at the probed word).
-#include <gtest/gtest.h>
+#include "transport/shm/process_memory.h"
 
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,8 +11,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <vector>
-
-#include "transport/shm/process_memory.h"
 
 namespace kolo::testing {
 namespace {
@@ -56,7 +55,8 @@ TEST(ProcessMemoryTest, ReadsAChildsCopyOfABuffer) {
   std::fill(source.begin(), source.end(), 0);  // ours changes, the child's copy does not
   std::vector<unsigned char> got(source.size() - 10);
   ASSERT_EQ(read_process_memory(child.pid(), remote + 10, got.data(), got.size()), 0);
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<unsigned char>((i + 10) * 7 + 1)) << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(got[i], static_cast<unsigned char>((i + 10) * 7 + 1)) << i;
 }
 
 TEST(ProcessMemoryTest, ProbeChecksTheValue) {
@@ -74,12 +74,15 @@ TEST(ProcessMemoryTest, FailuresSayWhy) {
   ASSERT_NE(page, MAP_FAILED);
   ::munmap(page, 4096);
   char buffer[64];
-  EXPECT_EQ(read_process_memory(::getpid(), reinterpret_cast<uintptr_t>(page), buffer, sizeof buffer), EFAULT);
+  EXPECT_EQ(
+      read_process_memory(::getpid(), reinterpret_cast<uintptr_t>(page), buffer, sizeof buffer),
+      EFAULT);
 
   const uint64_t word = 42;
   Child child;
   child.stop();  // reaped: the pid names no process now (until reused, which takes a while)
-  EXPECT_EQ(read_process_memory(child.stopped(), reinterpret_cast<uintptr_t>(&word), buffer, 8), ESRCH);
+  EXPECT_EQ(read_process_memory(child.stopped(), reinterpret_cast<uintptr_t>(&word), buffer, 8),
+            ESRCH);
   EXPECT_FALSE(can_read_process_memory(child.stopped(), reinterpret_cast<uintptr_t>(&word), word));
 }
 

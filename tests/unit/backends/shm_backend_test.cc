@@ -3,18 +3,16 @@
 // spanning many rounds of the (deliberately small) slots, in and out of
 // place, scaling, allgatherv with uneven and empty blocks, broadcast from
 // every root, and sequences that reuse the slots across operations.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <tuple>
 #include <utility>
-
-#include <unistd.h>
 
 #include "collectives/collectives.h"
 #include "unit/backends/topology_fixture.h"
@@ -45,9 +43,9 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
 
   void allreduce(DataType type, ReduceOp op, size_t count, bool in_place, double prescale = 1.0,
                  double postscale = 1.0) {
-    const std::string what = fmt::format("{} {} count={} {} prescale={} postscale={}", dtype_name(type),
-                                         reduce_op_name(op), count, in_place ? "in place" : "out of place",
-                                         prescale, postscale);
+    const std::string what = fmt::format(
+        "{} {} count={} {} prescale={} postscale={}", dtype_name(type), reduce_op_name(op), count,
+        in_place ? "in place" : "out of place", prescale, postscale);
     const int n = size();
     const uint64_t salt = ++salt_;
     std::vector<Bytes> inputs;
@@ -60,10 +58,11 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
                              const int r = b.rank();
                              Bytes send = inputs[r];
                              results[r] = in_place ? send : Bytes(send.size(), 0xcd);
-                             b.allreduce(in_place ? results[r].data() : send.data(), results[r].data(), count,
-                                         type, {op, prescale, postscale});
+                             b.allreduce(in_place ? results[r].data() : send.data(),
+                                         results[r].data(), count, type, {op, prescale, postscale});
                              problems[r] = compare(type, expected, results[r]);
-                             if (!in_place && send != inputs[r]) problems[r] += " (send buffer modified)";
+                             if (!in_place && send != inputs[r])
+                               problems[r] += " (send buffer modified)";
                            }),
               "")
         << what;
@@ -102,7 +101,8 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
                                const Bytes& block = blocks[b.rank()];
                                const void* send = block.data();
                                if (source == Source::kAtItsPlace) {
-                                 std::copy(block.begin(), block.end(), out.begin() + static_cast<long>(own));
+                                 std::copy(block.begin(), block.end(),
+                                           out.begin() + static_cast<long>(own));
                                  send = out.data() + own;
                                } else if (source == Source::kAtRecvStart) {
                                  std::copy(block.begin(), block.end(), out.begin());
@@ -111,7 +111,8 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
                                b.allgatherv(send, out.data(), counts, DataType::kFloat32);
                              }),
                 "");
-      for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == expected) << "base " << base << " rank " << r;
+      for (int r = 0; r < n; ++r)
+        EXPECT_TRUE(results[r] == expected) << "base " << base << " rank " << r;
     }
   }
 
@@ -125,10 +126,12 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
         ASSERT_EQ(run_backends(backends_,
                                [&](backends::Backend& b) {
                                  results[b.rank()] = b.rank() == root ? data : Bytes(bytes, 0);
-                                 b.broadcast(results[b.rank()].data(), bytes, DataType::kUInt8, root);
+                                 b.broadcast(results[b.rank()].data(), bytes, DataType::kUInt8,
+                                             root);
                                }),
                   "");
-        for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == data) << "root " << root << " bytes " << bytes;
+        for (int r = 0; r < n; ++r)
+          EXPECT_TRUE(results[r] == data) << "root " << root << " bytes " << bytes;
       }
   }
 
@@ -162,12 +165,13 @@ class ShmBackendTest : public ::testing::TestWithParam<Layout> {
                              Bytes& out = results[r];
                              out = Bytes(expected[r].size(), 0xcd);
                              if (in_place) std::copy(send.begin(), send.end(), out.begin());
-                             b.alltoallv(in_place ? out.data() : send.data(), send_counts, out.data(), recv_counts,
-                                         DataType::kInt32);
+                             b.alltoallv(in_place ? out.data() : send.data(), send_counts,
+                                         out.data(), recv_counts, DataType::kInt32);
                            }),
               "")
         << "salt " << salt;
-    for (int r = 0; r < n; ++r) EXPECT_TRUE(results[r] == expected[r]) << "rank " << r << " salt " << salt;
+    for (int r = 0; r < n; ++r)
+      EXPECT_TRUE(results[r] == expected[r]) << "rank " << r << " salt " << salt;
   }
 
   // Equal, uneven with empty blocks, many rounds of the 4 KiB slots, and
@@ -196,8 +200,9 @@ TEST_P(ShmBackendTest, UsesSharedMemoryWhereAPathCanUseIt) {
   std::map<int, long> ranks_on;
   for (int h : hosts) ++ranks_on[h];
   const long first = ranks_on.begin()->second;
-  const bool usable = first > 1 && std::all_of(ranks_on.begin(), ranks_on.end(),
-                                                [&](const auto& host) { return host.second == first; });
+  const bool usable =
+      first > 1 && std::all_of(ranks_on.begin(), ranks_on.end(),
+                               [&](const auto& host) { return host.second == first; });
   for (int r = 0; r < size(); ++r)
     EXPECT_EQ(backends_[r]->name(), usable ? "shm+tcp" : "tcp") << GetParam().name << " rank " << r;
 }
@@ -234,14 +239,16 @@ TEST_P(ShmBackendTest, MessagesLargeEnoughForStreamingStores) {
   allreduce(DataType::kInt64, ReduceOp::kMax, 50001, true);
   allreduce(DataType::kFloat16, ReduceOp::kSum, 70001, false);
   const auto& hosts = GetParam().hosts;
-  if (size() <= 3 && std::count(hosts.begin(), hosts.end(), hosts[0]) == size()) {  // default threshold, small hosts
+  if (size() <= 3 && std::count(hosts.begin(), hosts.end(), hosts[0]) ==
+                         size()) {  // default threshold, small hosts
     backends_ = make_backends(GetParam().hosts);
     allreduce(DataType::kFloat32, ReduceOp::kSum, (size_t{1} << 22) + 5, false);
   }
 }
 
 TEST_P(ShmBackendTest, ScalingAndAverage) {
-  for (DataType type : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kFloat64}) {
+  for (DataType type :
+       {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kFloat64}) {
     for (size_t count : {size_t{13}, size_t{70001}}) {
       allreduce(type, ReduceOp::kAverage, count, false);
       allreduce(type, ReduceOp::kSum, count, true, 2.0, 0.25);
@@ -250,14 +257,18 @@ TEST_P(ShmBackendTest, ScalingAndAverage) {
   }
 }
 
-TEST_P(ShmBackendTest, AllgathervUnevenAndEmptyBlocks) { allgatherv({0, 1, 3000}); }
+TEST_P(ShmBackendTest, AllgathervUnevenAndEmptyBlocks) {
+  allgatherv({0, 1, 3000});
+}
 
 TEST_P(ShmBackendTest, AllgathervInPlace) {
   allgatherv({1, 3000}, Source::kAtItsPlace);
   allgatherv({1, 3000}, Source::kAtRecvStart);
 }
 
-TEST_P(ShmBackendTest, BroadcastFromEveryRoot) { broadcast({0, 1, 10007}); }
+TEST_P(ShmBackendTest, BroadcastFromEveryRoot) {
+  broadcast({0, 1, 10007});
+}
 
 TEST_P(ShmBackendTest, MixedSequenceReusesSlotsSafely) {
   // Alternating paths and sizes, with barriers between, on the same slots.
@@ -279,15 +290,17 @@ TEST_P(ShmBackendTest, FusedPartsInPlaceOrThroughTheDefault) {
   size_t total = 0;
   for (size_t c : counts) total += c;
   for (DataType type : {DataType::kFloat32, DataType::kInt32})
-    for (auto [op, prescale, postscale] : {std::tuple{ReduceOp::kSum, 1.0, 1.0}, std::tuple{ReduceOp::kAverage, 2.0, 0.5},
-                                           std::tuple{ReduceOp::kMax, 1.0, 1.0}}) {
+    for (auto [op, prescale, postscale] :
+         {std::tuple{ReduceOp::kSum, 1.0, 1.0}, std::tuple{ReduceOp::kAverage, 2.0, 0.5},
+          std::tuple{ReduceOp::kMax, 1.0, 1.0}}) {
       std::vector<Bytes> inputs;
       for (int r = 0; r < n; ++r) {
         inputs.push_back(make_input(type, op, total, r, ++salt_));
         if (r == 0) {  // part 3 (7 elements, from element 1001) missing on rank 0
           Bytes zero(dtype_size(type), 0);
           for (size_t i = 1001; i < 1008; ++i)
-            std::copy(zero.begin(), zero.end(), inputs[0].begin() + static_cast<long>(i * zero.size()));
+            std::copy(zero.begin(), zero.end(),
+                      inputs[0].begin() + static_cast<long>(i * zero.size()));
         }
       }
       const Bytes expected = reference_reduce(type, op, inputs, prescale, postscale);
@@ -302,7 +315,8 @@ TEST_P(ShmBackendTest, FusedPartsInPlaceOrThroughTheDefault) {
                                for (size_t i = 0; i < counts.size(); ++i) {
                                  const bool missing = r == 0 && i == 3;
                                  parts.push_back({missing ? nullptr : inputs[r].data() + at * e,
-                                                  missing ? nullptr : results[r].data() + at * e, counts[i]});
+                                                  missing ? nullptr : results[r].data() + at * e,
+                                                  counts[i]});
                                  at += counts[i];
                                }
                                b.allreduce_parts(parts, type, {op, prescale, postscale});
@@ -313,7 +327,8 @@ TEST_P(ShmBackendTest, FusedPartsInPlaceOrThroughTheDefault) {
         if (r == 0)  // rank 0 asked for no output of part 3: its bytes stay as they were
           std::fill(want.begin() + static_cast<long>(1001 * dtype_size(type)),
                     want.begin() + static_cast<long>(1008 * dtype_size(type)), 0xcd);
-        EXPECT_TRUE(results[r] == want) << dtype_name(type) << " " << reduce_op_name(op) << " rank " << r;
+        EXPECT_TRUE(results[r] == want)
+            << dtype_name(type) << " " << reduce_op_name(op) << " rank " << r;
       }
     }
 }
@@ -324,7 +339,8 @@ TEST_P(ShmBackendTest, ReduceScatterEvenAndUnevenShards) {
   // an allreduce); each rank's recv holds just its shard.
   const int n = size();
   std::vector<std::vector<size_t>> layouts;
-  for (size_t total : {size_t{1}, static_cast<size_t>(n) - 1, size_t{7}, size_t{5003}, size_t{99991}}) {
+  for (size_t total :
+       {size_t{1}, static_cast<size_t>(n) - 1, size_t{7}, size_t{5003}, size_t{99991}}) {
     std::vector<size_t> even;
     for (int r = 0; r < n; ++r) even.push_back(collectives::reduce_scatter_count(total, n, r));
     layouts.push_back(even);
@@ -333,9 +349,11 @@ TEST_P(ShmBackendTest, ReduceScatterEvenAndUnevenShards) {
   for (int r = 0; r < n; ++r) uneven.push_back(r == 1 ? 0 : 300 + static_cast<size_t>(r) * 7);
   layouts.push_back(uneven);
   for (const auto& counts : layouts)
-    for (DataType type : {DataType::kFloat32, DataType::kInt32, DataType::kBFloat16, DataType::kFloat64})
+    for (DataType type :
+         {DataType::kFloat32, DataType::kInt32, DataType::kBFloat16, DataType::kFloat64})
       for (auto [op, prescale, postscale] :
-           {std::tuple{ReduceOp::kSum, 1.0, 1.0}, std::tuple{ReduceOp::kAverage, 2.0, 0.5}, std::tuple{ReduceOp::kMax, 1.0, 1.0}}) {
+           {std::tuple{ReduceOp::kSum, 1.0, 1.0}, std::tuple{ReduceOp::kAverage, 2.0, 0.5},
+            std::tuple{ReduceOp::kMax, 1.0, 1.0}}) {
         size_t total = 0;
         for (size_t c : counts) total += c;
         const size_t e = dtype_size(type);
@@ -347,8 +365,8 @@ TEST_P(ShmBackendTest, ReduceScatterEvenAndUnevenShards) {
                                [&](backends::Backend& b) {
                                  const int r = b.rank();
                                  results[r] = Bytes(counts[r] * e + 3, 0xcd);  // 3 guard bytes
-                                 b.reduce_scatterv(inputs[r].data(), results[r].data(), counts, type,
-                                                   {op, prescale, postscale});
+                                 b.reduce_scatterv(inputs[r].data(), results[r].data(), counts,
+                                                   type, {op, prescale, postscale});
                                }),
                   "");
         size_t offset = 0;
@@ -356,14 +374,16 @@ TEST_P(ShmBackendTest, ReduceScatterEvenAndUnevenShards) {
           Bytes want(expected.begin() + static_cast<long>(offset * e),
                      expected.begin() + static_cast<long>((offset + counts[r]) * e));
           want.insert(want.end(), 3, 0xcd);
-          EXPECT_TRUE(results[r] == want) << dtype_name(type) << " " << reduce_op_name(op) << " total " << total
-                                          << " rank " << r;
+          EXPECT_TRUE(results[r] == want) << dtype_name(type) << " " << reduce_op_name(op)
+                                          << " total " << total << " rank " << r;
           offset += counts[r];
         }
       }
 }
 
-TEST_P(ShmBackendTest, AlltoallvEqualUnevenEmptyAndInPlace) { alltoallv_cases(); }
+TEST_P(ShmBackendTest, AlltoallvEqualUnevenEmptyAndInPlace) {
+  alltoallv_cases();
+}
 
 TEST_P(ShmBackendTest, AlltoallvCountsThatDisagreeFailEveryRank) {
   // Rank 1 expects one element fewer from rank 0 than rank 0 sends. On one
@@ -387,7 +407,8 @@ TEST_P(ShmBackendTest, AlltoallvCountsThatDisagreeFailEveryRank) {
   EXPECT_NE(errors[1], "") << all;
   if (backends_[0]->topology().shm && backends_[0]->topology().hosts.size() == 1) {
     for (int r = 0; r < n; ++r)
-      for (const char* part : {"alltoallv: rank 0 (", ") sends 16 bytes to rank 1 (", "), which expects 12"})
+      for (const char* part :
+           {"alltoallv: rank 0 (", ") sends 16 bytes to rank 1 (", "), which expects 12"})
         EXPECT_NE(errors[r].find(part), std::string::npos) << "rank " << r << ": " << errors[r];
   }
 }
@@ -436,7 +457,8 @@ TEST_P(ShmBackendTest, ControlPlaneOnEveryPath) {
                              b.broadcast_bytes(root, broadcasted[r]);
                              // Bit r of word 0 is clear on rank r only; word 1
                              // keeps the bits every rank sets; word 2 is zero.
-                             anded[r] = {~(uint64_t{1} << r), 0xf0f0'0000'0000'00ffull | (uint64_t{1} << (8 + r)), 0};
+                             anded[r] = {~(uint64_t{1} << r),
+                                         0xf0f0'0000'0000'00ffull | (uint64_t{1} << (8 + r)), 0};
                              b.allreduce_and(anded[r]);
                              b.barrier();
                            }),
@@ -446,12 +468,14 @@ TEST_P(ShmBackendTest, ControlPlaneOnEveryPath) {
     for (int r = 0; r < n; ++r) {
       if (r == root) {
         ASSERT_EQ(gathered[r].size(), static_cast<size_t>(n));
-        for (int q = 0; q < n; ++q) EXPECT_EQ(gathered[r][q], text(q, root)) << "root " << root << " from " << q;
+        for (int q = 0; q < n; ++q)
+          EXPECT_EQ(gathered[r][q], text(q, root)) << "root " << root << " from " << q;
       } else {
         EXPECT_TRUE(gathered[r].empty()) << "rank " << r << " is not the root " << root;
       }
       EXPECT_EQ(broadcasted[r], text(root + 2, root)) << "root " << root << " rank " << r;
-      EXPECT_EQ(anded[r], (std::vector<uint64_t>{all_but_members, 0xf0f0'0000'0000'00ffull, 0})) << "root " << root << " rank " << r;
+      EXPECT_EQ(anded[r], (std::vector<uint64_t>{all_but_members, 0xf0f0'0000'0000'00ffull, 0}))
+          << "root " << root << " rank " << r;
     }
     allreduce(DataType::kInt64, ReduceOp::kSum, 9000, true);
   }
@@ -484,13 +508,15 @@ TEST_P(ShmBackendTest, ProcessSetsTakeSharedMemoryWhereTheyLieOnOneHost) {
   for (int r = 0; r < n; ++r) {
     everyone.push_back(r);
     if (hosts[r] == hosts[0]) first_host.push_back(r);
-    if (std::find(hosts.begin(), hosts.begin() + r, hosts[r]) == hosts.begin() + r) one_per_host.push_back(r);
+    if (std::find(hosts.begin(), hosts.begin() + r, hosts[r]) == hosts.begin() + r)
+      one_per_host.push_back(r);
     if (r % 2 == 1) every_other.push_back(r);
   }
   uint32_t group_id = 1;
   for (const auto& members : {everyone, first_host, one_per_host, every_other}) {
     if (members.size() < 2) continue;
-    const bool one_host = std::all_of(members.begin(), members.end(), [&](int r) { return hosts[r] == hosts[members[0]]; });
+    const bool one_host = std::all_of(members.begin(), members.end(),
+                                      [&](int r) { return hosts[r] == hosts[members[0]]; });
     const std::string what = fmt::format("set {} of {}", fmt::join(members, ","), GetParam().name);
     Backends set(members.size());
     ASSERT_EQ(run_backends(backends_,
@@ -546,7 +572,9 @@ TEST_P(ShmDirectReadsTest, EveryGroupReadsDirectly) {
   }
 }
 
-TEST_P(ShmDirectReadsTest, AllgathervUnevenAndEmptyBlocks) { allgatherv({0, 1, 3000}); }
+TEST_P(ShmDirectReadsTest, AllgathervUnevenAndEmptyBlocks) {
+  allgatherv({0, 1, 3000});
+}
 
 TEST_P(ShmDirectReadsTest, AllgathervInPlace) {
   allgatherv({1, 3000}, Source::kAtItsPlace);
@@ -555,10 +583,14 @@ TEST_P(ShmDirectReadsTest, AllgathervInPlace) {
 
 // Up to one slot (4 KiB here) broadcasts read the root's buffer; 10007 bytes
 // take the pipelined slots.
-TEST_P(ShmDirectReadsTest, BroadcastFromEveryRoot) { broadcast({0, 1, 4096, 10007}); }
+TEST_P(ShmDirectReadsTest, BroadcastFromEveryRoot) {
+  broadcast({0, 1, 4096, 10007});
+}
 
 // Every non-empty block is read from its sender's buffer.
-TEST_P(ShmDirectReadsTest, AlltoallvEqualUnevenEmptyAndInPlace) { alltoallv_cases(); }
+TEST_P(ShmDirectReadsTest, AlltoallvEqualUnevenEmptyAndInPlace) {
+  alltoallv_cases();
+}
 
 // Blocks from 2000 bytes on are read directly, shorter ones take the slots,
 // in the same exchange.

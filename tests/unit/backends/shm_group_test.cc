@@ -1,9 +1,10 @@
 // The shared-memory segment and group: names vanish once unlinked, phases
 // order the members, and every failure (abort, a dead member, a member that
 // never arrives) ends waits with an error naming the member, never a hang.
-#include <gtest/gtest.h>
+#include "transport/shm/shm_group.h"
 
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,9 +16,8 @@
 
 #include "common/error.h"
 #include "support/tcp_mesh.h"
-#include "unit/backends/topology_fixture.h"
-#include "transport/shm/shm_group.h"
 #include "transport/shm/shm_segment.h"
+#include "unit/backends/topology_fixture.h"
 
 namespace kolo::testing {
 namespace {
@@ -62,7 +62,8 @@ struct Pair {
 
 // Runs `blocking` on a thread, checks that it has not returned 20 ms later,
 // runs `release`, and checks that it then returns.
-void expect_blocked_until(const std::function<void()>& blocking, const std::function<void()>& release) {
+void expect_blocked_until(const std::function<void()>& blocking,
+                          const std::function<void()>& release) {
   std::atomic<bool> returned{false};
   std::thread waiter([&] {
     blocking();
@@ -124,7 +125,8 @@ TEST(ShmGroupTest, AbortReachesAWaitingMemberWithTheReason) {
       error = e.what();
     }
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the spin: asleep on the futex
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(100));  // past the spin: asleep on the futex
   pair.a->abort("disk full on rank 0");
   waiter.join();
   EXPECT_EQ(error, "rank 0 (host a) aborted: disk full on rank 0");
@@ -137,7 +139,8 @@ TEST(ShmGroupTest, AMemberThatNeverArrivesTimesOutByName) {
     pair.b->wait_member(0, 1);
     FAIL() << "wait returned";
   } catch (const TimeoutError& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 0 (host a) did not reach"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 0 (host a) did not reach"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -164,12 +167,14 @@ TEST(ShmGroupTest, ADeadMemberIsReportedLostEvenBeforeItIsReaped) {
   ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
   ASSERT_EQ(info.si_status, 0) << "the child could not attach";
   segment.unlink();
-  ShmGroup group(std::move(segment), 0, {"rank 0 (host a)", "rank 1 (host a)"}, {::getpid(), child}, options);
+  ShmGroup group(std::move(segment), 0, {"rank 0 (host a)", "rank 1 (host a)"}, {::getpid(), child},
+                 options);
   try {
     group.wait_member(1, 1);
     FAIL() << "wait returned";
   } catch (const PeerLostError& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 1 (host a) lost: its process"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1 (host a) lost: its process"), std::string::npos)
+        << e.what();
   }
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -203,7 +208,8 @@ TEST(ShmGroupTest, AFailingRankFailsItsHostPeersWithTheRootCause) {
       errors[rank] = e.what();
     }
   });
-  for (int r : {0, 1}) EXPECT_NE(errors[r].find("rank 2 ran out of memory"), std::string::npos) << errors[r];
+  for (int r : {0, 1})
+    EXPECT_NE(errors[r].find("rank 2 ran out of memory"), std::string::npos) << errors[r];
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
 // allreduce, each algorithm forced through the options, against the serial
 // reference: every dtype x op on small counts, large counts on a
 // representative subset, prescale/postscale/average, in and out of place.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 
@@ -40,8 +39,8 @@ struct Case {
   double postscale = 1.0;
   std::string describe() const {
     return fmt::format("{} {} count={} {} {} prescale={} postscale={}", dtype_name(type),
-                       reduce_op_name(op), count, algorithm.name, in_place ? "in-place" : "out-of-place",
-                       prescale, postscale);
+                       reduce_op_name(op), count, algorithm.name,
+                       in_place ? "in-place" : "out-of-place", prescale, postscale);
   }
 };
 
@@ -50,14 +49,15 @@ class AllreduceTest : public MeshTest {
   // Runs the case on every rank; `inputs` default to make_input(), the
   // result is compared exactly with the reference (or within `tolerance` of
   // `expected`), and every rank must hold the same bits.
-  void check(const Case& c, std::vector<Bytes> inputs = {}, const Bytes* expected_override = nullptr,
-             double tolerance = 0) {
+  void check(const Case& c, std::vector<Bytes> inputs = {},
+             const Bytes* expected_override = nullptr, double tolerance = 0) {
     const int n = world_size();
     const uint64_t salt = next_salt_++;
     if (inputs.empty())
       for (int r = 0; r < n; ++r) inputs.push_back(make_input(c.type, c.op, c.count, r, salt));
-    const Bytes expected = expected_override ? *expected_override
-                                             : reference_reduce(c.type, c.op, inputs, c.prescale, c.postscale);
+    const Bytes expected = expected_override
+                               ? *expected_override
+                               : reference_reduce(c.type, c.op, inputs, c.prescale, c.postscale);
     CollectiveOptions options;
     options.allreduce_algorithm = c.algorithm.algorithm;
     options.ring_chunk_bytes = c.algorithm.chunk_bytes;
@@ -77,7 +77,8 @@ class AllreduceTest : public MeshTest {
     });
     for (int r = 0; r < n; ++r) {
       EXPECT_EQ(problems[r], "") << c.describe() << " on rank " << r << " of " << n;
-      EXPECT_TRUE(results[r] == results[0]) << c.describe() << ": rank " << r << " differs from rank 0";
+      EXPECT_TRUE(results[r] == results[0])
+          << c.describe() << ": rank " << r << " differs from rank 0";
     }
   }
 
@@ -105,19 +106,25 @@ TEST_P(AllreduceTest, ShardsOfEveryShapeInTheRing) {
 
 TEST_P(AllreduceTest, LargeCounts) {
   if (!is_large_count_size(world_size())) GTEST_SKIP() << "large counts run on 2, 3, 5 and 8 ranks";
-  const Algorithm algorithms[] = {kAlgorithms[0], {AllreduceAlgorithm::kRing, 64 << 10, "ring/64KiB chunks"}};
+  const Algorithm algorithms[] = {kAlgorithms[0],
+                                  {AllreduceAlgorithm::kRing, 64 << 10, "ring/64KiB chunks"}};
   for (const Algorithm& algorithm : algorithms)
     for (size_t count : {size_t{99991}, (size_t{1} << 20) + 3}) {
       check({DataType::kFloat32, ReduceOp::kSum, count, algorithm, false});
       check({DataType::kFloat16, ReduceOp::kSum, count, algorithm, true});
     }
   // The default options (auto: ring above the threshold, 1 MiB chunks).
-  check({DataType::kBFloat16, ReduceOp::kAverage, (size_t{1} << 20) + 3,
+  check({DataType::kBFloat16,
+         ReduceOp::kAverage,
+         (size_t{1} << 20) + 3,
          {AllreduceAlgorithm::kAuto, CollectiveOptions{}.ring_chunk_bytes, "auto"}});
 }
 
 TEST_P(AllreduceTest, PrescalePostscaleAndAverage) {
-  struct Scaling { ReduceOp op; double prescale, postscale; };
+  struct Scaling {
+    ReduceOp op;
+    double prescale, postscale;
+  };
   const Scaling scalings[] = {{ReduceOp::kAverage, 1.0, 1.0},
                               {ReduceOp::kSum, 2.0, 0.25},
                               {ReduceOp::kAverage, 0.5, 3.0},
@@ -143,7 +150,8 @@ TEST_P(AllreduceTest, SixteenBitSumsWithRoundingStayCloseAndAgree) {
     for (int r = 0; r < n; ++r) {
       const Bytes bits = make_bytes(count * 2, r, 77);
       for (size_t i = 0; i < count; ++i) {
-        store_float(type, inputs[r], i, (static_cast<double>(bits[2 * i] | bits[2 * i + 1] << 8) - 32768) / 10001.0);
+        store_float(type, inputs[r], i,
+                    (static_cast<double>(bits[2 * i] | bits[2 * i + 1] << 8) - 32768) / 10001.0);
         exact[i] += load_float(type, inputs[r], i);
       }
     }

@@ -1,8 +1,7 @@
 // broadcast (each algorithm, from every root), barrier, and the errors the
 // collectives raise before sending anything.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -35,8 +34,8 @@ class BroadcastTest : public MeshTest {
  protected:
   void check(size_t count, DataType type, int root, const BroadcastVariant& variant) {
     const int n = world_size();
-    const std::string what = fmt::format("broadcast {} count={} root={} {}", dtype_name(type), count,
-                                         root, variant.name);
+    const std::string what = fmt::format("broadcast {} count={} root={} {}", dtype_name(type),
+                                         count, root, variant.name);
     const Bytes payload = make_bytes(count * dtype_size(type), root, next_tag());
     CollectiveOptions options;
     options.broadcast_algorithm = variant.algorithm;
@@ -72,8 +71,10 @@ TEST_P(BroadcastTest, LargeCounts) {
 TEST_P(BroadcastTest, RootOutOfRangeThrowsInvalidArgument) {
   run("bad root", [&](Context& ctx) {
     float x = 0;
-    EXPECT_THROW(collectives::broadcast(ctx, 1, &x, 1, DataType::kFloat32, world_size(), {}), InvalidArgument);
-    EXPECT_THROW(collectives::broadcast(ctx, 1, &x, 1, DataType::kFloat32, -1, {}), InvalidArgument);
+    EXPECT_THROW(collectives::broadcast(ctx, 1, &x, 1, DataType::kFloat32, world_size(), {}),
+                 InvalidArgument);
+    EXPECT_THROW(collectives::broadcast(ctx, 1, &x, 1, DataType::kFloat32, -1, {}),
+                 InvalidArgument);
   });
 }
 

@@ -1,9 +1,8 @@
 // allgather, allgatherv, alltoall and alltoallv: data movement only, so the
 // inputs are arbitrary bytes and the expectation is the right bytes in the
 // right places.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
@@ -19,12 +18,17 @@ namespace {
 using collectives::CollectiveOptions;
 
 enum class Placement { kOutOfPlace, kAtOwnBlock, kSendIsRecv };
-constexpr Placement kPlacements[] = {Placement::kOutOfPlace, Placement::kAtOwnBlock, Placement::kSendIsRecv};
+constexpr Placement kPlacements[] = {Placement::kOutOfPlace, Placement::kAtOwnBlock,
+                                     Placement::kSendIsRecv};
 const char* placement_name(Placement p) {
-  return p == Placement::kOutOfPlace ? "out-of-place" : p == Placement::kAtOwnBlock ? "at own block" : "send == recv";
+  return p == Placement::kOutOfPlace   ? "out-of-place"
+         : p == Placement::kAtOwnBlock ? "at own block"
+                                       : "send == recv";
 }
 
-size_t sum(const std::vector<size_t>& v) { return std::accumulate(v.begin(), v.end(), size_t{0}); }
+size_t sum(const std::vector<size_t>& v) {
+  return std::accumulate(v.begin(), v.end(), size_t{0});
+}
 
 class GatherTest : public MeshTest {
  protected:
@@ -66,7 +70,8 @@ class GatherTest : public MeshTest {
       if (recv != expected) problems[r] = "wrong result";
       if (send != inputs[r]) problems[r] += " send buffer was modified";
     });
-    for (int r = 0; r < n; ++r) EXPECT_EQ(problems[r], "") << what << " on rank " << r << " of " << n;
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(problems[r], "") << what << " on rank " << r << " of " << n;
   }
 
   // alltoallv where rank i sends counts(i, j) elements to rank j.
@@ -74,17 +79,22 @@ class GatherTest : public MeshTest {
                        bool equal_counts_api) {
     const int n = world_size();
     const size_t element = dtype_size(type);
-    const std::string what = fmt::format("alltoall{} {} counts(0,0)={} {}", equal_counts_api ? "" : "v",
-                                         dtype_name(type), counts(0, 0), in_place ? "in-place" : "out-of-place");
-    std::vector<std::vector<size_t>> send_counts(n, std::vector<size_t>(n)), recv_counts = send_counts;
+    const std::string what =
+        fmt::format("alltoall{} {} counts(0,0)={} {}", equal_counts_api ? "" : "v",
+                    dtype_name(type), counts(0, 0), in_place ? "in-place" : "out-of-place");
+    std::vector<std::vector<size_t>> send_counts(n, std::vector<size_t>(n)),
+        recv_counts = send_counts;
     std::vector<Bytes> inputs;
     for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) send_counts[i][j] = counts(i, j), recv_counts[i][j] = counts(j, i);
+      for (int j = 0; j < n; ++j)
+        send_counts[i][j] = counts(i, j), recv_counts[i][j] = counts(j, i);
       inputs.push_back(make_bytes(sum(send_counts[i]) * element, i, next_tag()));
     }
     auto block = [&](int from, int to) {  // bytes rank `from` sends to `to`
-      const size_t begin = sum({send_counts[from].begin(), send_counts[from].begin() + to}) * element;
-      return Bytes(inputs[from].begin() + begin, inputs[from].begin() + begin + send_counts[from][to] * element);
+      const size_t begin =
+          sum({send_counts[from].begin(), send_counts[from].begin() + to}) * element;
+      return Bytes(inputs[from].begin() + begin,
+                   inputs[from].begin() + begin + send_counts[from][to] * element);
     };
     const Tag tag = next_tag();
     std::vector<std::string> problems(n);
@@ -112,12 +122,14 @@ class GatherTest : public MeshTest {
       if (recv != expected) problems[r] = "wrong result";
       if (!in_place && send != inputs[r]) problems[r] += " send buffer was modified";
     });
-    for (int r = 0; r < n; ++r) EXPECT_EQ(problems[r], "") << what << " on rank " << r << " of " << n;
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(problems[r], "") << what << " on rank " << r << " of " << n;
   }
 };
 
 TEST_P(GatherTest, AllgatherEveryPlacementAndChunking) {
-  for (DataType type : {DataType::kUInt8, DataType::kFloat16, DataType::kFloat32, DataType::kFloat64})
+  for (DataType type :
+       {DataType::kUInt8, DataType::kFloat16, DataType::kFloat32, DataType::kFloat64})
     for (size_t count : {0, 1, 7, 1000})
       for (size_t chunk : {size_t{3}, size_t{1} << 20})
         for (Placement placement : kPlacements)
@@ -156,8 +168,8 @@ TEST_P(GatherTest, AlltoallEveryCountInAndOutOfPlace) {
 TEST_P(GatherTest, AlltoallvWithUnequalAndZeroCounts) {
   check_alltoallv([](int i, int j) { return static_cast<size_t>((i * 7 + j * 3) % 4); },
                   DataType::kFloat32, false, false);
-  check_alltoallv([](int i, int j) { return static_cast<size_t>(i == j ? 5 : 0); },
-                  DataType::kInt8, false, false);
+  check_alltoallv([](int i, int j) { return static_cast<size_t>(i == j ? 5 : 0); }, DataType::kInt8,
+                  false, false);
   check_alltoallv([](int i, int j) { return static_cast<size_t>(100 * i + j); }, DataType::kInt32,
                   false, false);
   // In place with symmetric counts, so send and recv totals match.
@@ -177,11 +189,14 @@ TEST_P(GatherTest, MalformedCountsThrowInvalidArgumentOnEveryRank) {
     self_mismatch[ctx.rank()] = 2;
     std::vector<float> buffer(4 * n + 4);
     EXPECT_THROW(collectives::allgatherv(ctx, 1, buffer.data(), buffer.data(), short_counts,
-                                         DataType::kFloat32, {}), InvalidArgument);
+                                         DataType::kFloat32, {}),
+                 InvalidArgument);
     EXPECT_THROW(collectives::alltoallv(ctx, 1, buffer.data(), right, buffer.data(), short_counts,
-                                        DataType::kFloat32, {}), InvalidArgument);
+                                        DataType::kFloat32, {}),
+                 InvalidArgument);
     EXPECT_THROW(collectives::alltoallv(ctx, 1, buffer.data(), right, buffer.data(), self_mismatch,
-                                        DataType::kFloat32, {}), InvalidArgument);
+                                        DataType::kFloat32, {}),
+                 InvalidArgument);
   });
 }
 

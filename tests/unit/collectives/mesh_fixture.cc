@@ -34,6 +34,8 @@ std::string run_on_ranks(std::vector<std::unique_ptr<Context>>& contexts,
 // The real transport over loopback: what the engine runs on, with the
 // fixture's short operation timeout so a broken case fails instead of
 // stalling the suite.
-std::vector<std::unique_ptr<Context>> make_test_mesh(int size) { return make_tcp_mesh(size); }
+std::vector<std::unique_ptr<Context>> make_test_mesh(int size) {
+  return make_tcp_mesh(size);
+}
 
 }  // namespace kolo::testing

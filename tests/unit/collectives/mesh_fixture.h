@@ -45,8 +45,12 @@ class MeshTest : public ::testing::TestWithParam<int> {
 };
 
 // World sizes 1..8, odd ones included.
-inline auto AllWorldSizes() { return ::testing::Range(1, 9); }
+inline auto AllWorldSizes() {
+  return ::testing::Range(1, 9);
+}
 // The sizes the large-count cases run on.
-inline bool is_large_count_size(int size) { return size == 2 || size == 3 || size == 5 || size == 8; }
+inline bool is_large_count_size(int size) {
+  return size == 2 || size == 3 || size == 5 || size == 8;
+}
 
 }  // namespace kolo::testing

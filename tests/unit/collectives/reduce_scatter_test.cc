@@ -1,9 +1,8 @@
 // reduce_scatter against the serial reference: the shard layout of
 // reduce_scatter_count/offset, every dtype x op, scaling, in and out of
 // place, large counts on a subset.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "collectives/collectives.h"
 #include "mesh_fixture.h"
@@ -38,8 +37,8 @@ struct Case {
   double postscale = 1.0;
   std::string describe() const {
     return fmt::format("{} {} count={} chunk={} {} prescale={} postscale={}", dtype_name(type),
-                       reduce_op_name(op), count, chunk_bytes, in_place ? "in-place" : "out-of-place",
-                       prescale, postscale);
+                       reduce_op_name(op), count, chunk_bytes,
+                       in_place ? "in-place" : "out-of-place", prescale, postscale);
   }
 };
 
@@ -75,7 +74,8 @@ class ReduceScatterTest : public MeshTest {
       }
       problems[r] += compare(c.type, expected, recv);
     });
-    for (int r = 0; r < n; ++r) EXPECT_EQ(problems[r], "") << c.describe() << " on rank " << r << " of " << n;
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(problems[r], "") << c.describe() << " on rank " << r << " of " << n;
   }
 
  private:

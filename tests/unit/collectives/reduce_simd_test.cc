@@ -2,8 +2,8 @@
 // for byte: every dtype x op, lengths around the vector widths, misaligned
 // pointers, and inputs full of special values (NaN with payloads, infinities,
 // subnormals, the largest finite values). Levels the CPU lacks are skipped.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -27,26 +27,30 @@ using reduce::simd::Level;
 constexpr size_t kCounts[] = {0, 1, 7, 15, 16, 17, 31, 33, 1000, (size_t{1} << 16) + 3};
 
 // Bit patterns that take the unusual paths of the conversions and operators.
-constexpr uint16_t kHalfSpecials[] = {
-    0x0000, 0x8000,          // +-0
-    0x0001, 0x8001, 0x03ff,  // subnormals (smallest, largest)
-    0x0400, 0x8400,          // smallest normals
-    0x7bff, 0xfbff,          // +-65504, the largest finite
-    0x7c00, 0xfc00,          // +-inf
-    0x7e00, 0xfe00,          // quiet NaN, both signs
-    0x7c01, 0xfd55,          // signalling NaN, NaN with a payload
-    0x7fff, 0x3c00, 0xbc00, 0x3555, 0x0200};
+constexpr uint16_t kHalfSpecials[] = {0x0000, 0x8000,          // +-0
+                                      0x0001, 0x8001, 0x03ff,  // subnormals (smallest, largest)
+                                      0x0400, 0x8400,          // smallest normals
+                                      0x7bff, 0xfbff,          // +-65504, the largest finite
+                                      0x7c00, 0xfc00,          // +-inf
+                                      0x7e00, 0xfe00,          // quiet NaN, both signs
+                                      0x7c01, 0xfd55,          // signalling NaN, NaN with a payload
+                                      0x7fff, 0x3c00, 0xbc00, 0x3555, 0x0200};
 constexpr uint16_t kBFloat16Specials[] = {0x0000, 0x8000, 0x0001, 0x007f, 0x0080, 0x7f7f,
                                           0xff7f, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81,
                                           0xffab, 0x3f80, 0xbf80, 0x3eab};
-constexpr uint32_t kFloatSpecials[] = {0x00000000, 0x80000000, 0x00000001, 0x007fffff,
-                                       0x00800000, 0x7f7fffff, 0xff7fffff, 0x7f800000,
-                                       0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001,
-                                       0x7fc12345, 0x3f800000, 0x38800000, 0x477ff000};
-constexpr uint64_t kDoubleSpecials[] = {0, 0x8000000000000000, 1, 0x7fefffffffffffff,
-                                        0x7ff0000000000000, 0xfff0000000000000,
-                                        0x7ff8000000000000, 0xfff8000000000000,
-                                        0x7ff0000000000001, 0x3ff0000000000000};
+constexpr uint32_t kFloatSpecials[] = {
+    0x00000000, 0x80000000, 0x00000001, 0x007fffff, 0x00800000, 0x7f7fffff, 0xff7fffff, 0x7f800000,
+    0xff800000, 0x7fc00000, 0xffc00000, 0x7f800001, 0x7fc12345, 0x3f800000, 0x38800000, 0x477ff000};
+constexpr uint64_t kDoubleSpecials[] = {0,
+                                        0x8000000000000000,
+                                        1,
+                                        0x7fefffffffffffff,
+                                        0x7ff0000000000000,
+                                        0xfff0000000000000,
+                                        0x7ff8000000000000,
+                                        0xfff8000000000000,
+                                        0x7ff0000000000001,
+                                        0x3ff0000000000000};
 
 template <typename T, size_t N>
 void put_special(Bytes& data, size_t i, const T (&specials)[N], uint64_t r) {
@@ -66,11 +70,21 @@ Bytes mixed_values(DataType type, size_t count, uint64_t seed) {
     if ((r >> 60) % 4 != 0) continue;
     const uint64_t pick = r >> 32;
     switch (type) {
-      case DataType::kFloat16: put_special(data, i, kHalfSpecials, pick); break;
-      case DataType::kBFloat16: put_special(data, i, kBFloat16Specials, pick); break;
-      case DataType::kFloat32: put_special(data, i, kFloatSpecials, pick); break;
-      case DataType::kFloat64: put_special(data, i, kDoubleSpecials, pick); break;
-      default: std::memset(data.data() + i * e, (pick & 1) ? 0xff : 0, e); break;
+      case DataType::kFloat16:
+        put_special(data, i, kHalfSpecials, pick);
+        break;
+      case DataType::kBFloat16:
+        put_special(data, i, kBFloat16Specials, pick);
+        break;
+      case DataType::kFloat32:
+        put_special(data, i, kFloatSpecials, pick);
+        break;
+      case DataType::kFloat64:
+        put_special(data, i, kDoubleSpecials, pick);
+        break;
+      default:
+        std::memset(data.data() + i * e, (pick & 1) ? 0xff : 0, e);
+        break;
     }
   }
   return data;
@@ -98,11 +112,16 @@ bool is_nan(DataType type, const uint8_t* element) {
   uint64_t bits = 0;
   std::memcpy(&bits, element, dtype_size(type));
   switch (type) {
-    case DataType::kFloat16: return (bits & 0x7fff) > 0x7c00;
-    case DataType::kBFloat16: return (bits & 0x7fff) > 0x7f80;
-    case DataType::kFloat32: return (bits & 0x7fffffff) > 0x7f800000;
-    case DataType::kFloat64: return (bits & 0x7fffffffffffffff) > 0x7ff0000000000000;
-    default: return false;
+    case DataType::kFloat16:
+      return (bits & 0x7fff) > 0x7c00;
+    case DataType::kBFloat16:
+      return (bits & 0x7fff) > 0x7f80;
+    case DataType::kFloat32:
+      return (bits & 0x7fffffff) > 0x7f800000;
+    case DataType::kFloat64:
+      return (bits & 0x7fffffffffffffff) > 0x7ff0000000000000;
+    default:
+      return false;
   }
 }
 
@@ -262,7 +281,9 @@ TEST_P(ReduceSimd, SpecialFloat16PairsMatchPortable) {
 // comparison with NaN being false); every float16 NaN result is stored as
 // 0x7e00 with the NaN's sign (payload dropped, as float16::from_float does).
 TEST_P(ReduceSimd, Float16MinMaxWithNaNAndInfinity) {
-  struct Case { uint16_t a, b, min, max; };
+  struct Case {
+    uint16_t a, b, min, max;
+  };
   const Case cases[] = {
       {0x7e00, 0x3c00, 0x7e00, 0x7e00},  // NaN, 1 -> NaN
       {0x3c00, 0x7e00, 0x3c00, 0x3c00},  // 1, NaN -> 1

@@ -70,16 +70,20 @@ TEST(Reduce, EveryTypeAndOpMatchesReference) {
 
 TEST(Reduce, MisalignedStartsAndEveryTailLength) {
   // Vectorized loops have a peeled head and a scalar tail; exercise both.
-  for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kInt8, DataType::kInt64}) {
+  for (DataType type :
+       {DataType::kFloat32, DataType::kFloat16, DataType::kInt8, DataType::kInt64}) {
     const Bytes a = random_values(type, 80, 3), b = random_values(type, 80, 4);
     const size_t e = dtype_size(type);
     for (size_t start = 0; start < 5; ++start) {
       for (size_t count = 0; start + count <= 80; count += 3) {
         Bytes inout = a;
-        reduce::reduce_into(inout.data() + start * e, b.data() + start * e, count, type, ReduceOp::kSum);
+        reduce::reduce_into(inout.data() + start * e, b.data() + start * e, count, type,
+                            ReduceOp::kSum);
         Bytes expected = a;
-        for (size_t i = start; i < start + count; ++i) reference_combine(type, ReduceOp::kSum, expected, b, i);
-        EXPECT_EQ(compare(type, expected, inout), "") << dtype_name(type) << " start " << start << " count " << count;
+        for (size_t i = start; i < start + count; ++i)
+          reference_combine(type, ReduceOp::kSum, expected, b, i);
+        EXPECT_EQ(compare(type, expected, inout), "")
+            << dtype_name(type) << " start " << start << " count " << count;
       }
     }
   }
@@ -88,10 +92,14 @@ TEST(Reduce, MisalignedStartsAndEveryTailLength) {
 TEST(Reduce, UndefinedOpsThrowInvalidArgument) {
   float f[2] = {1, 2};
   uint8_t flag[2] = {1, 0};
-  EXPECT_THROW(reduce::reduce_into(f, f + 1, 1, DataType::kFloat32, ReduceOp::kBitAnd), InvalidArgument);
-  EXPECT_THROW(reduce::reduce_into(f, f + 1, 1, DataType::kFloat64, ReduceOp::kBitOr), InvalidArgument);
-  EXPECT_THROW(reduce::reduce_into(flag, flag + 1, 1, DataType::kBool, ReduceOp::kAverage), InvalidArgument);
-  EXPECT_THROW(reduce::reduce_into(f, f + 1, 1, static_cast<DataType>(42), ReduceOp::kSum), InvalidArgument);
+  EXPECT_THROW(reduce::reduce_into(f, f + 1, 1, DataType::kFloat32, ReduceOp::kBitAnd),
+               InvalidArgument);
+  EXPECT_THROW(reduce::reduce_into(f, f + 1, 1, DataType::kFloat64, ReduceOp::kBitOr),
+               InvalidArgument);
+  EXPECT_THROW(reduce::reduce_into(flag, flag + 1, 1, DataType::kBool, ReduceOp::kAverage),
+               InvalidArgument);
+  EXPECT_THROW(reduce::reduce_into(f, f + 1, 1, static_cast<DataType>(42), ReduceOp::kSum),
+               InvalidArgument);
 }
 
 TEST(Reduce, Float16AddsInFloatAndRoundsOnceToNearestEven) {
@@ -103,7 +111,8 @@ TEST(Reduce, Float16AddsInFloatAndRoundsOnceToNearestEven) {
   EXPECT_EQ(sum(2048, 1), 2048);  // 2049 is a tie between 2048 and 2050: even
   EXPECT_EQ(sum(2048, 3), 2052);  // 2051: tie, 2052 is even
   EXPECT_EQ(sum(0.1f, 0.2f), float16::from_float(float16::from_float(0.1f).to_float() +
-                                                 float16::from_float(0.2f).to_float()).to_float());
+                                                 float16::from_float(0.2f).to_float())
+                                 .to_float());
   EXPECT_TRUE(std::isinf(sum(65504, 65504)));
   EXPECT_EQ(sum(6e-8f, 6e-8f), float16::from_bits(2).to_float());  // subnormals
 }
@@ -112,12 +121,14 @@ TEST(Reduce, BranchFreeFloat16ConversionsMatchHalfH) {
   using reduce::kernels::Float16Type;
   for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
     const float expected = float16::from_bits(static_cast<uint16_t>(bits)).to_float();
-    ASSERT_EQ(float_bits(Float16Type::load(static_cast<uint16_t>(bits))), float_bits(expected)) << bits;
+    ASSERT_EQ(float_bits(Float16Type::load(static_cast<uint16_t>(bits))), float_bits(expected))
+        << bits;
   }
   // Every float near a half, near a midpoint between halves, and a stride
   // through all other bit patterns (all 2^32 were checked once offline).
   auto check = [](uint32_t u) {
-    ASSERT_EQ(Float16Type::store(bits_float(u)), float16::from_float(bits_float(u)).bits) << std::hex << u;
+    ASSERT_EQ(Float16Type::store(bits_float(u)), float16::from_float(bits_float(u)).bits)
+        << std::hex << u;
   };
   for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
     const uint32_t exact = float_bits(float16::from_bits(static_cast<uint16_t>(bits)).to_float());
@@ -133,15 +144,18 @@ TEST(Reduce, BranchFreeBFloat16ConversionsMatchHalfH) {
   using reduce::kernels::BFloat16Type;
   for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
     const float expected = bfloat16::from_bits(static_cast<uint16_t>(bits)).to_float();
-    ASSERT_EQ(float_bits(BFloat16Type::load(static_cast<uint16_t>(bits))), float_bits(expected)) << bits;
+    ASSERT_EQ(float_bits(BFloat16Type::load(static_cast<uint16_t>(bits))), float_bits(expected))
+        << bits;
   }
   auto check = [](uint32_t u) {
-    ASSERT_EQ(BFloat16Type::store(bits_float(u)), bfloat16::from_float(bits_float(u)).bits) << std::hex << u;
+    ASSERT_EQ(BFloat16Type::store(bits_float(u)), bfloat16::from_float(bits_float(u)).bits)
+        << std::hex << u;
   };
   // Each bfloat16, the midpoints above it (ties), their neighbours, and a
   // stride through all other floats (NaN payloads included).
   for (uint32_t high = 0; high <= 0xffff; ++high) {
-    for (uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) check(high << 16 | low);
+    for (uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu})
+      check(high << 16 | low);
   }
   for (uint64_t u = 0; u <= 0xffffffffu; u += 65521) check(static_cast<uint32_t>(u));
 }
@@ -160,10 +174,14 @@ TEST(Reduce, BFloat16AddsInFloatAndRoundsOnceToNearestEven) {
 TEST(Reduce, BoolTreatsNonzeroAsTrueAndProducesZeroOrOne) {
   const uint8_t a[] = {0, 2, 255, 0, 7};
   const uint8_t b[] = {0, 0, 3, 9, 128};
-  struct Case { ReduceOp op; uint8_t expected[5]; };
-  for (const Case& c : {Case{ReduceOp::kSum, {0, 1, 1, 1, 1}}, Case{ReduceOp::kMax, {0, 1, 1, 1, 1}},
-                        Case{ReduceOp::kBitOr, {0, 1, 1, 1, 1}}, Case{ReduceOp::kProduct, {0, 0, 1, 0, 1}},
-                        Case{ReduceOp::kMin, {0, 0, 1, 0, 1}}, Case{ReduceOp::kBitAnd, {0, 0, 1, 0, 1}}}) {
+  struct Case {
+    ReduceOp op;
+    uint8_t expected[5];
+  };
+  for (const Case& c :
+       {Case{ReduceOp::kSum, {0, 1, 1, 1, 1}}, Case{ReduceOp::kMax, {0, 1, 1, 1, 1}},
+        Case{ReduceOp::kBitOr, {0, 1, 1, 1, 1}}, Case{ReduceOp::kProduct, {0, 0, 1, 0, 1}},
+        Case{ReduceOp::kMin, {0, 0, 1, 0, 1}}, Case{ReduceOp::kBitAnd, {0, 0, 1, 0, 1}}}) {
     uint8_t out[5];
     reduce::reduce(out, a, b, 5, DataType::kBool, c.op);
     EXPECT_EQ(std::memcmp(out, c.expected, 5), 0) << reduce_op_name(c.op);

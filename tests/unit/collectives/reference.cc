@@ -36,9 +36,15 @@ int64_t round_saturate(DataType type, double v) {
   double r = std::nearbyint(v);
   double lo = 0, hi = 0;
   switch (type) {
-    case DataType::kUInt8: lo = 0, hi = 255; break;
-    case DataType::kInt8: lo = -128, hi = 127; break;
-    case DataType::kInt32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case DataType::kUInt8:
+      lo = 0, hi = 255;
+      break;
+    case DataType::kInt8:
+      lo = -128, hi = 127;
+      break;
+    case DataType::kInt32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      break;
     default:
       if (r >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
       if (r < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
@@ -49,39 +55,60 @@ int64_t round_saturate(DataType type, double v) {
 
 }  // namespace
 
-bool is_integer(DataType type) { return !is_floating(type) && type != DataType::kBool; }
+bool is_integer(DataType type) {
+  return !is_floating(type) && type != DataType::kBool;
+}
 
-size_t element_count(DataType type, const Bytes& data) { return data.size() / dtype_size(type); }
+size_t element_count(DataType type, const Bytes& data) {
+  return data.size() / dtype_size(type);
+}
 
 int64_t load_int(DataType type, const Bytes& data, size_t i) {
   switch (type) {
-    case DataType::kUInt8: return load_as<uint8_t>(data, i);
-    case DataType::kInt8: return load_as<int8_t>(data, i);
-    case DataType::kInt32: return load_as<int32_t>(data, i);
-    case DataType::kInt64: return load_as<int64_t>(data, i);
-    case DataType::kBool: return load_as<uint8_t>(data, i) != 0;
-    default: return static_cast<int64_t>(load_float(type, data, i));
+    case DataType::kUInt8:
+      return load_as<uint8_t>(data, i);
+    case DataType::kInt8:
+      return load_as<int8_t>(data, i);
+    case DataType::kInt32:
+      return load_as<int32_t>(data, i);
+    case DataType::kInt64:
+      return load_as<int64_t>(data, i);
+    case DataType::kBool:
+      return load_as<uint8_t>(data, i) != 0;
+    default:
+      return static_cast<int64_t>(load_float(type, data, i));
   }
 }
 
 void store_int(DataType type, Bytes& data, size_t i, int64_t value) {
   switch (type) {
-    case DataType::kUInt8: return store_as(data, i, static_cast<uint8_t>(value));
-    case DataType::kInt8: return store_as(data, i, static_cast<int8_t>(value));
-    case DataType::kInt32: return store_as(data, i, static_cast<int32_t>(value));
-    case DataType::kInt64: return store_as(data, i, value);
-    case DataType::kBool: return store_as(data, i, static_cast<uint8_t>(value != 0));
-    default: return store_float(type, data, i, static_cast<double>(value));
+    case DataType::kUInt8:
+      return store_as(data, i, static_cast<uint8_t>(value));
+    case DataType::kInt8:
+      return store_as(data, i, static_cast<int8_t>(value));
+    case DataType::kInt32:
+      return store_as(data, i, static_cast<int32_t>(value));
+    case DataType::kInt64:
+      return store_as(data, i, value);
+    case DataType::kBool:
+      return store_as(data, i, static_cast<uint8_t>(value != 0));
+    default:
+      return store_float(type, data, i, static_cast<double>(value));
   }
 }
 
 double load_float(DataType type, const Bytes& data, size_t i) {
   switch (type) {
-    case DataType::kFloat16: return float16::from_bits(load_as<uint16_t>(data, i)).to_float();
-    case DataType::kBFloat16: return bfloat16::from_bits(load_as<uint16_t>(data, i)).to_float();
-    case DataType::kFloat32: return load_as<float>(data, i);
-    case DataType::kFloat64: return load_as<double>(data, i);
-    default: return static_cast<double>(load_int(type, data, i));
+    case DataType::kFloat16:
+      return float16::from_bits(load_as<uint16_t>(data, i)).to_float();
+    case DataType::kBFloat16:
+      return bfloat16::from_bits(load_as<uint16_t>(data, i)).to_float();
+    case DataType::kFloat32:
+      return load_as<float>(data, i);
+    case DataType::kFloat64:
+      return load_as<double>(data, i);
+    default:
+      return static_cast<double>(load_int(type, data, i));
   }
 }
 
@@ -91,9 +118,12 @@ void store_float(DataType type, Bytes& data, size_t i, double value) {
       return store_as(data, i, float16::from_float(static_cast<float>(value)).bits);
     case DataType::kBFloat16:
       return store_as(data, i, bfloat16::from_float(static_cast<float>(value)).bits);
-    case DataType::kFloat32: return store_as(data, i, static_cast<float>(value));
-    case DataType::kFloat64: return store_as(data, i, value);
-    default: return store_int(type, data, i, static_cast<int64_t>(value));
+    case DataType::kFloat32:
+      return store_as(data, i, static_cast<float>(value));
+    case DataType::kFloat64:
+      return store_as(data, i, value);
+    default:
+      return store_int(type, data, i, static_cast<int64_t>(value));
   }
 }
 
@@ -109,12 +139,24 @@ void reference_combine(DataType type, ReduceOp op, Bytes& acc, const Bytes& in, 
     int64_t r = 0;
     switch (op) {
       case ReduceOp::kSum:
-      case ReduceOp::kAverage: r = static_cast<int64_t>(ua + ub); break;  // wraps on store
-      case ReduceOp::kProduct: r = static_cast<int64_t>(ua * ub); break;
-      case ReduceOp::kMin: r = std::min(a, b); break;
-      case ReduceOp::kMax: r = std::max(a, b); break;
-      case ReduceOp::kBitAnd: r = a & b; break;
-      case ReduceOp::kBitOr: r = a | b; break;
+      case ReduceOp::kAverage:
+        r = static_cast<int64_t>(ua + ub);
+        break;  // wraps on store
+      case ReduceOp::kProduct:
+        r = static_cast<int64_t>(ua * ub);
+        break;
+      case ReduceOp::kMin:
+        r = std::min(a, b);
+        break;
+      case ReduceOp::kMax:
+        r = std::max(a, b);
+        break;
+      case ReduceOp::kBitAnd:
+        r = a & b;
+        break;
+      case ReduceOp::kBitOr:
+        r = a | b;
+        break;
     }
     return store_int(type, acc, i, r);
   }
@@ -122,11 +164,20 @@ void reference_combine(DataType type, ReduceOp op, Bytes& acc, const Bytes& in, 
   double r = 0;
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kAverage: r = a + b; break;
-    case ReduceOp::kProduct: r = a * b; break;
-    case ReduceOp::kMin: r = std::min(a, b); break;
-    case ReduceOp::kMax: r = std::max(a, b); break;
-    default: break;
+    case ReduceOp::kAverage:
+      r = a + b;
+      break;
+    case ReduceOp::kProduct:
+      r = a * b;
+      break;
+    case ReduceOp::kMin:
+      r = std::min(a, b);
+      break;
+    case ReduceOp::kMax:
+      r = std::max(a, b);
+      break;
+    default:
+      break;
   }
   // 16-bit types: the spec's "widen to float, combine, round once".
   if (type != DataType::kFloat64) r = static_cast<float>(r);
@@ -139,7 +190,8 @@ void reference_scale(DataType type, Bytes& data, double factor) {
     if (type == DataType::kBool) {
       store_int(type, data, i, load_int(type, data, i) != 0 && factor != 0.0);
     } else if (is_integer(type)) {
-      store_int(type, data, i, round_saturate(type, static_cast<double>(load_int(type, data, i)) * factor));
+      store_int(type, data, i,
+                round_saturate(type, static_cast<double>(load_int(type, data, i)) * factor));
     } else if (type == DataType::kFloat64) {
       store_float(type, data, i, load_float(type, data, i) * factor);
     } else {
@@ -171,7 +223,8 @@ Bytes make_input(DataType type, ReduceOp op, size_t count, int rank, uint64_t sa
     if (type == DataType::kBool) {
       // Mostly true for "and"-like ops, mostly false for "or"-like, so the
       // result depends on every rank.
-      const bool and_like = op == ReduceOp::kProduct || op == ReduceOp::kMin || op == ReduceOp::kBitAnd;
+      const bool and_like =
+          op == ReduceOp::kProduct || op == ReduceOp::kMin || op == ReduceOp::kBitAnd;
       store_int(type, data, i, and_like ? (h % 6 != 0) : (h % 6 == 0));
       continue;
     }
@@ -183,8 +236,12 @@ Bytes make_input(DataType type, ReduceOp op, size_t count, int rank, uint64_t sa
         break;
       }
       case ReduceOp::kBitAnd:
-      case ReduceOp::kBitOr: v = static_cast<int64_t>(h); break;
-      default: v = static_cast<int64_t>(h % 9) - 4; break;
+      case ReduceOp::kBitOr:
+        v = static_cast<int64_t>(h);
+        break;
+      default:
+        v = static_cast<int64_t>(h % 9) - 4;
+        break;
     }
     store_int(type, data, i, v);
   }
@@ -194,7 +251,8 @@ Bytes make_input(DataType type, ReduceOp op, size_t count, int rank, uint64_t sa
 Bytes make_bytes(size_t bytes, int rank, uint64_t salt) {
   Bytes data(bytes);
   const uint64_t seed = mix(salt * 1000003u + static_cast<uint64_t>(rank) + 7);
-  for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(mix(seed + i / 8) >> (8 * (i % 8)));
+  for (size_t i = 0; i < bytes; ++i)
+    data[i] = static_cast<uint8_t>(mix(seed + i / 8) >> (8 * (i % 8)));
   return data;
 }
 
@@ -213,19 +271,24 @@ std::string compare_impl(DataType type, const Bytes& expected, const Bytes& actu
     bool same = std::memcmp(&expected[i * element], &actual[i * element], element) == 0;
     if (!same && is_floating(type)) {
       const double x = load_float(type, expected, i), y = load_float(type, actual, i);
-      same = x == y || (tolerance > 0 && std::fabs(x - y) <= tolerance * std::max(1.0, std::fabs(x)));
+      same =
+          x == y || (tolerance > 0 && std::fabs(x - y) <= tolerance * std::max(1.0, std::fabs(x)));
     }
     if (same) continue;
     if (shown++ < 4) {
       if (is_floating(type))
-        out += fmt::format(" [{}] {} != expected {};", i, load_float(type, actual, i), load_float(type, expected, i));
+        out += fmt::format(" [{}] {} != expected {};", i, load_float(type, actual, i),
+                           load_float(type, expected, i));
       else
-        out += fmt::format(" [{}] {} != expected {};", i, type == DataType::kBool ? actual[i] : load_int(type, actual, i),
+        out += fmt::format(" [{}] {} != expected {};", i,
+                           type == DataType::kBool ? actual[i] : load_int(type, actual, i),
                            load_int(type, expected, i));
     }
     ++wrong;
   }
-  return wrong ? fmt::format("{} of {} elements differ:{}", wrong, element_count(type, expected), out) : "";
+  return wrong
+             ? fmt::format("{} of {} elements differ:{}", wrong, element_count(type, expected), out)
+             : "";
 }
 
 }  // namespace
@@ -233,7 +296,8 @@ std::string compare_impl(DataType type, const Bytes& expected, const Bytes& actu
 std::string compare(DataType type, const Bytes& expected, const Bytes& actual) {
   return compare_impl(type, expected, actual, 0);
 }
-std::string compare_near(DataType type, const Bytes& expected, const Bytes& actual, double tolerance) {
+std::string compare_near(DataType type, const Bytes& expected, const Bytes& actual,
+                         double tolerance) {
   return compare_impl(type, expected, actual, tolerance);
 }
 

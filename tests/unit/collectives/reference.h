@@ -16,8 +16,8 @@ namespace kolo::testing {
 constexpr DataType kAllTypes[] = {DataType::kUInt8,   DataType::kInt8,    DataType::kInt32,
                                   DataType::kInt64,   DataType::kFloat16, DataType::kBFloat16,
                                   DataType::kFloat32, DataType::kFloat64, DataType::kBool};
-constexpr ReduceOp kAllOps[] = {ReduceOp::kSum,     ReduceOp::kAverage, ReduceOp::kMin,
-                                ReduceOp::kMax,     ReduceOp::kProduct, ReduceOp::kBitAnd,
+constexpr ReduceOp kAllOps[] = {ReduceOp::kSum,  ReduceOp::kAverage, ReduceOp::kMin,
+                                ReduceOp::kMax,  ReduceOp::kProduct, ReduceOp::kBitAnd,
                                 ReduceOp::kBitOr};
 
 using Bytes = std::vector<uint8_t>;

@@ -1,9 +1,9 @@
+#include "common/half.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "common/half.h"
 
 namespace kolo {
 namespace {
@@ -43,7 +43,8 @@ TEST(BFloat16, RoundsToNearestEven) {
   EXPECT_EQ(bfloat16::from_float(3.0f).to_float(), 3.0f);
   // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even -> 1.
   EXPECT_EQ(bfloat16::from_float(1.0f + std::ldexp(1.0f, -8)).to_float(), 1.0f);
-  EXPECT_EQ(bfloat16::from_float(1.0f + 3 * std::ldexp(1.0f, -8)).to_float(), 1.0f + std::ldexp(1.0f, -6));
+  EXPECT_EQ(bfloat16::from_float(1.0f + 3 * std::ldexp(1.0f, -8)).to_float(),
+            1.0f + std::ldexp(1.0f, -6));
   EXPECT_TRUE(std::isnan(bfloat16::from_float(std::numeric_limits<float>::quiet_NaN()).to_float()));
   EXPECT_TRUE(std::isinf(bfloat16::from_float(std::numeric_limits<float>::infinity()).to_float()));
 }

@@ -36,9 +36,8 @@ class ScopedEnv {
 void expect_rejected(const std::vector<std::string>& parts) {
   try {
     Config c = Config::FromEnv();
-    ADD_FAILURE() << "accepted: elastic=" << c.elastic.enabled << " worker='"
-                  << c.elastic.worker_id << "' addr='" << c.rendezvous.address
-                  << "' port=" << c.rendezvous.port;
+    ADD_FAILURE() << "accepted: elastic=" << c.elastic.enabled << " worker='" << c.elastic.worker_id
+                  << "' addr='" << c.rendezvous.address << "' port=" << c.rendezvous.port;
   } catch (const InvalidArgument& e) {
     for (const auto& part : parts)
       EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
@@ -77,15 +76,13 @@ TEST(ConfigElastic, EnabledWithoutRendezvousIsRejected) {
     expect_rejected(kElasticNeeds);
   }
   {
-    ScopedEnv env{{"KOLO_ELASTIC", "1"},
-                  {"KOLO_ELASTIC_WORKER", "3"},
-                  {"KOLO_RENDEZVOUS_PORT", "29500"}};
+    ScopedEnv env{
+        {"KOLO_ELASTIC", "1"}, {"KOLO_ELASTIC_WORKER", "3"}, {"KOLO_RENDEZVOUS_PORT", "29500"}};
     expect_rejected(kElasticNeeds);
   }
   {
-    ScopedEnv env{{"KOLO_ELASTIC", "1"},
-                  {"KOLO_ELASTIC_WORKER", "3"},
-                  {"KOLO_RENDEZVOUS_ADDR", "127.0.0.1"}};
+    ScopedEnv env{
+        {"KOLO_ELASTIC", "1"}, {"KOLO_ELASTIC_WORKER", "3"}, {"KOLO_RENDEZVOUS_ADDR", "127.0.0.1"}};
     expect_rejected(kElasticNeeds);
   }
   {

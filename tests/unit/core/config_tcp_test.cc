@@ -38,8 +38,9 @@ TEST(ConfigTcp, StreamsDefaultToOne) {
   EXPECT_EQ(tcp_from_env().streams, 1);
   EXPECT_EQ(tcp_from_env().stripe_threshold, 256u << 10);
   const std::string described = Config::FromEnv().Describe();
-  EXPECT_NE(described.find("KOLO_TCP_STREAMS=1 KOLO_TCP_CONGESTION=auto KOLO_TCP_STRIPE_BYTES=262144"),
-            std::string::npos)
+  EXPECT_NE(
+      described.find("KOLO_TCP_STREAMS=1 KOLO_TCP_CONGESTION=auto KOLO_TCP_STRIPE_BYTES=262144"),
+      std::string::npos)
       << described;
 }
 
@@ -75,7 +76,8 @@ TEST(ConfigTcp, CongestionDefaultsToAutoAndTakesANameOrSystem) {
 TEST(ConfigTcp, CongestionThatCannotBeANameIsRefused) {
   for (const char* value : {"two words", "cubic;reno", "a-name-of-16-chr"}) {
     std::string what = rejection("KOLO_TCP_CONGESTION", value);
-    EXPECT_NE(what.find("KOLO_TCP_CONGESTION='" + std::string(value) + "' is not a name"), std::string::npos)
+    EXPECT_NE(what.find("KOLO_TCP_CONGESTION='" + std::string(value) + "' is not a name"),
+              std::string::npos)
         << value << ": " << what;
   }
 }

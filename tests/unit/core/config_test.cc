@@ -2,12 +2,13 @@
 // aliases, and clear errors for bad values. Each test sets only the
 // variables it needs and clears them after (ctest runs every test in its
 // own process).
+#include "core/config.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "common/error.h"
-#include "core/config.h"
 #include "transport/shm/shm_settings.h"
 
 namespace kolo {

@@ -1,8 +1,8 @@
 // The coordinator's decisions as pure logic: readiness in arrival order,
 // groups, join, and the stall report.
-#include <gtest/gtest.h>
-
 #include "core/coordinator.h"
+
+#include <gtest/gtest.h>
 
 namespace kolo::core {
 namespace {
@@ -66,7 +66,8 @@ TEST(Coordinator, JoinedRankCountsAsReadyForAllreduceOnly) {
   ASSERT_EQ(list.responses.size(), 2u);
   EXPECT_EQ(list.responses[0].kind, Response::Kind::kRun);
   EXPECT_EQ(list.responses[1].kind, Response::Kind::kError);
-  EXPECT_NE(list.responses[1].error.find("rank 2 has joined"), std::string::npos) << list.responses[1].error;
+  EXPECT_NE(list.responses[1].error.find("rank 2 has joined"), std::string::npos)
+      << list.responses[1].error;
   EXPECT_EQ(list.joined, (std::vector<int32_t>{2}));
   EXPECT_FALSE(list.cacheable);
   c.add(0, {req("kolo.join", OpType::kJoin)}, now);
@@ -87,11 +88,14 @@ TEST(Coordinator, StallReportNamesMissingRanksAndShutsDownAfterItsTime) {
   EXPECT_FALSE(c.check_stalls(start + 5s, list));
   auto warning = c.check_stalls(start + 11s, list);
   ASSERT_TRUE(warning);
-  EXPECT_NE(warning->find("'w' (allreduce, waiting 11.0 s) is missing from rank 1"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("'w' (allreduce, waiting 11.0 s) is missing from rank 1"),
+            std::string::npos)
+      << *warning;
   EXPECT_TRUE(list.stall_shutdown.empty());
   EXPECT_FALSE(c.check_stalls(start + 12s, list)) << "warned again within the warning period";
   c.check_stalls(start + 31s, list);
-  EXPECT_NE(list.stall_shutdown.find("stall shutdown time (30 s)"), std::string::npos) << list.stall_shutdown;
+  EXPECT_NE(list.stall_shutdown.find("stall shutdown time (30 s)"), std::string::npos)
+      << list.stall_shutdown;
 }
 
 TEST(Coordinator, AgeReportedByTheSubmitterCounts) {

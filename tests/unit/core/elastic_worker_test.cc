@@ -120,7 +120,8 @@ TEST(ElasticWorker, SecondJoinWaitsForTheSecondAssignmentNotTheFirst) {
 
 TEST(ElasticWorker, SecondJoinTimesOutEvenThoughTheFirstAssignmentExists) {
   MemoryStore store;
-  store.set(protocol::assignment_key("w0", 1), to_bytes(protocol::encode_assignment(place(1, 0, 1))));
+  store.set(protocol::assignment_key("w0", 1),
+            to_bytes(protocol::encode_assignment(place(1, 0, 1))));
   store.add(protocol::joins_key("w0"), 1);  // join #1 happened earlier
   EXPECT_THROW(join_next_round(store, "w0", 150ms), TimeoutError);
   EXPECT_EQ(counter(store, protocol::joins_key("w0")), 2);
@@ -132,8 +133,10 @@ TEST(ElasticWorker, WorkersCountArrivalsTogetherAndJoinsApart) {
     ASSERT_TRUE(wait_counter(store, protocol::arrivals_key(), 2));
     EXPECT_EQ(counter(store, protocol::joins_key("a")), 1);
     EXPECT_EQ(counter(store, protocol::joins_key("b")), 1);
-    store.set(protocol::assignment_key("a", 1), to_bytes(protocol::encode_assignment(place(1, 0, 2))));
-    store.set(protocol::assignment_key("b", 1), to_bytes(protocol::encode_assignment(place(1, 1, 2))));
+    store.set(protocol::assignment_key("a", 1),
+              to_bytes(protocol::encode_assignment(place(1, 0, 2))));
+    store.set(protocol::assignment_key("b", 1),
+              to_bytes(protocol::encode_assignment(place(1, 1, 2))));
   });
   Assignment b;
   std::thread other([&] {
@@ -234,9 +237,9 @@ TEST(ElasticWorker, HostUpdatesOrOnlyTheChangesAfterAcked) {
     int64_t acked;
     unsigned changes;
   };
-  for (const Case& c : {Case{0, protocol::kHostsAdded | protocol::kHostsRemoved},
-                        Case{1, protocol::kHostsAdded}, Case{2, protocol::kHostsAdded},
-                        Case{3, 0u}, Case{7, 0u}}) {
+  for (const Case& c :
+       {Case{0, protocol::kHostsAdded | protocol::kHostsRemoved}, Case{1, protocol::kHostsAdded},
+        Case{2, protocol::kHostsAdded}, Case{3, 0u}, Case{7, 0u}}) {
     SCOPED_TRACE(c.acked);
     HostUpdates u = host_updates_since(store, c.acked);
     EXPECT_EQ(u.seq, 3);
@@ -262,7 +265,9 @@ TEST(ElasticWorker, HostUpdatesMixedKindsIncludingBoth) {
 // Counts get() calls, to check the cost of a poll when nothing changed.
 class CountingStore final : public rendezvous::Store {
  public:
-  void set(const std::string& key, const rendezvous::Bytes& value) override { base_.set(key, value); }
+  void set(const std::string& key, const rendezvous::Bytes& value) override {
+    base_.set(key, value);
+  }
   std::optional<rendezvous::Bytes> get(const std::string& key) override {
     ++gets;
     return base_.get(key);

@@ -25,7 +25,8 @@ std::vector<std::string> errors_on_three_ranks(const std::function<Handle(Engine
     errors[rank] = status.message();
     // The engine keeps working after a mismatch.
     std::vector<float> in(2, 1.0f), out(2);
-    auto ok = engine.allreduce({"after", in.data(), out.data(), DataType::kFloat32, {2}, kCpuDevice}, {ReduceOp::kSum});
+    auto ok = engine.allreduce(
+        {"after", in.data(), out.data(), DataType::kFloat32, {2}, kCpuDevice}, {ReduceOp::kSum});
     EXPECT_TRUE(wait_for(ok).ok()) << ok->status().ToString();
     EXPECT_EQ(out[0], 3.0f);
   });
@@ -35,7 +36,8 @@ std::vector<std::string> errors_on_three_ranks(const std::function<Handle(Engine
 }
 
 void expect_contains(const std::string& text, const std::vector<std::string>& parts) {
-  for (const auto& part : parts) EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+  for (const auto& part : parts)
+    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 TEST(EngineErrors, DtypeMismatchNamesTensorRanksAndTypes) {
@@ -43,8 +45,11 @@ TEST(EngineErrors, DtypeMismatchNamesTensorRanksAndTypes) {
     static thread_local std::vector<double> d(4);
     static thread_local std::vector<float> out(4);
     static thread_local std::vector<double> dout(4);
-    if (rank == 1) return engine.allreduce({"w", d.data(), dout.data(), DataType::kFloat64, {4}, kCpuDevice}, {ReduceOp::kSum});
-    return engine.allreduce({"w", d.data(), out.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum});
+    if (rank == 1)
+      return engine.allreduce({"w", d.data(), dout.data(), DataType::kFloat64, {4}, kCpuDevice},
+                              {ReduceOp::kSum});
+    return engine.allreduce({"w", d.data(), out.data(), DataType::kFloat32, {4}, kCpuDevice},
+                            {ReduceOp::kSum});
   });
   expect_contains(errors[0], {"'w'", "data types", "ranks 0, 2: float32", "rank 1: float64"});
 }
@@ -52,8 +57,11 @@ TEST(EngineErrors, DtypeMismatchNamesTensorRanksAndTypes) {
 TEST(EngineErrors, ShapeMismatch) {
   auto errors = errors_on_three_ranks([](Engine& engine, int rank) {
     static thread_local std::vector<float> buf(12);
-    std::vector<int64_t> shape = rank == 2 ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{4, 3};
-    return engine.allreduce({"layer.weight", buf.data(), buf.data(), DataType::kFloat32, shape, kCpuDevice}, {ReduceOp::kSum});
+    std::vector<int64_t> shape =
+        rank == 2 ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{4, 3};
+    return engine.allreduce(
+        {"layer.weight", buf.data(), buf.data(), DataType::kFloat32, shape, kCpuDevice},
+        {ReduceOp::kSum});
   });
   expect_contains(errors[0], {"'layer.weight'", "shapes", "ranks 0, 1: [4, 3]", "rank 2: [3, 4]"});
 }
@@ -61,23 +69,30 @@ TEST(EngineErrors, ShapeMismatch) {
 TEST(EngineErrors, AllgatherTrailingDimensionMismatch) {
   auto errors = errors_on_three_ranks([](Engine& engine, int rank) {
     static thread_local std::vector<float> buf(12);
-    std::vector<int64_t> shape = rank == 0 ? std::vector<int64_t>{2, 6} : std::vector<int64_t>{rank + 1, 4};
+    std::vector<int64_t> shape =
+        rank == 0 ? std::vector<int64_t>{2, 6} : std::vector<int64_t>{rank + 1, 4};
     return engine.allgather({"g", buf.data(), nullptr, DataType::kFloat32, shape, kCpuDevice});
   });
-  expect_contains(errors[0], {"'g'", "all dimensions but the first", "rank 0: [2, 6]", "rank 1: [2, 4]", "rank 2: [3, 4]"});
+  expect_contains(errors[0], {"'g'", "all dimensions but the first", "rank 0: [2, 6]",
+                              "rank 1: [2, 4]", "rank 2: [3, 4]"});
 }
 
 TEST(EngineErrors, OperationRootOpAndScaleMismatches) {
   auto op_errors = errors_on_three_ranks([](Engine& engine, int rank) {
     static thread_local std::vector<float> buf(4);
-    if (rank == 0) return engine.broadcast({"x", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, 0);
-    return engine.allreduce({"x", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum});
+    if (rank == 0)
+      return engine.broadcast({"x", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+                              0);
+    return engine.allreduce({"x", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+                            {ReduceOp::kSum});
   });
-  expect_contains(op_errors[0], {"'x'", "operations", "rank 0: broadcast", "ranks 1, 2: allreduce"});
+  expect_contains(op_errors[0],
+                  {"'x'", "operations", "rank 0: broadcast", "ranks 1, 2: allreduce"});
 
   auto root_errors = errors_on_three_ranks([](Engine& engine, int rank) {
     static thread_local std::vector<float> buf(4);
-    return engine.broadcast({"b", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, rank == 2 ? 1 : 0);
+    return engine.broadcast({"b", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+                            rank == 2 ? 1 : 0);
   });
   expect_contains(root_errors[0], {"'b'", "root ranks", "ranks 0, 1: 0", "rank 2: 1"});
 
@@ -100,13 +115,15 @@ TEST(EngineErrors, MismatchAfterCachingStillReportedEverywhere) {
   run_engines(2, [](Engine& engine, int rank) {
     std::vector<float> buf(8, 1.0f);
     for (int step = 0; step < 3; ++step) {
-      auto h = engine.allreduce({"c", buf.data(), buf.data(), DataType::kFloat32, {8}, kCpuDevice}, {ReduceOp::kMax});
+      auto h = engine.allreduce({"c", buf.data(), buf.data(), DataType::kFloat32, {8}, kCpuDevice},
+                                {ReduceOp::kMax});
       ASSERT_TRUE(wait_for(h).ok());
     }
     // rank 1 changes the shape of a cached tensor: a miss that must
     // invalidate rank 0's cache hit so both see the mismatch.
     std::vector<int64_t> shape = rank == 1 ? std::vector<int64_t>{4} : std::vector<int64_t>{8};
-    auto h = engine.allreduce({"c", buf.data(), buf.data(), DataType::kFloat32, shape, kCpuDevice}, {ReduceOp::kMax});
+    auto h = engine.allreduce({"c", buf.data(), buf.data(), DataType::kFloat32, shape, kCpuDevice},
+                              {ReduceOp::kMax});
     Status status = wait_for(h);
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(status.message().find("rank 1: [4]"), std::string::npos) << status.message();
@@ -125,28 +142,57 @@ TEST(EngineErrors, CallsThatCanNeverWorkFailAtOnce) {
       EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
     }
   };
-  expect_invalid([&] { engine.allreduce({"gpu", buf.data(), buf.data(), DataType::kFloat32, {4}, 0}, {ReduceOp::kSum}); },
-                 "without GPU support");
-  expect_invalid([&] { engine.allreduce({"bits", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kBitAnd}); },
-                 "not defined for float32");
+  expect_invalid(
+      [&] {
+        engine.allreduce({"gpu", buf.data(), buf.data(), DataType::kFloat32, {4}, 0},
+                         {ReduceOp::kSum});
+      },
+      "without GPU support");
+  expect_invalid(
+      [&] {
+        engine.allreduce({"bits", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+                         {ReduceOp::kBitAnd});
+      },
+      "not defined for float32");
   expect_invalid(
       [&] {
         engine.reducescatter({"scale", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice},
                              {ReduceOp::kSum, std::numeric_limits<double>::infinity()});
       },
       "prescale factor inf is not finite");
-  expect_invalid([&] { engine.broadcast({"root", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, 3); },
-                 "root rank 3");
-  expect_invalid([&] { engine.allgather({"scalar", buf.data(), nullptr, DataType::kFloat32, {}, kCpuDevice}); },
-                 "scalar");
-  expect_invalid([&] { engine.alltoall({"split", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice}, {3}); },
-                 "add up to 3");
-  expect_invalid([&] { engine.allreduce({"neg", buf.data(), buf.data(), DataType::kFloat32, {-1}, kCpuDevice}, {ReduceOp::kSum}); },
-                 "negative");
-  expect_invalid([&] { engine.allreduce({"null", nullptr, buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum}); },
-                 "null");
-  expect_invalid([&] { engine.allreduce({"set", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum}, 9); },
-                 "process set 9 does not exist");
+  expect_invalid(
+      [&] {
+        engine.broadcast({"root", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, 3);
+      },
+      "root rank 3");
+  expect_invalid(
+      [&] {
+        engine.allgather({"scalar", buf.data(), nullptr, DataType::kFloat32, {}, kCpuDevice});
+      },
+      "scalar");
+  expect_invalid(
+      [&] {
+        engine.alltoall({"split", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice}, {3});
+      },
+      "add up to 3");
+  expect_invalid(
+      [&] {
+        engine.allreduce({"neg", buf.data(), buf.data(), DataType::kFloat32, {-1}, kCpuDevice},
+                         {ReduceOp::kSum});
+      },
+      "negative");
+  expect_invalid(
+      [&] {
+        engine.allreduce({"null", nullptr, buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+                         {ReduceOp::kSum});
+      },
+      "null");
+  expect_invalid(
+      [&] {
+        engine.allreduce({"set", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+                         {ReduceOp::kSum}, 9);
+      },
+      "process set 9 does not exist");
 }
 
 TEST(EngineErrors, AfterShutdownHandlesFailWithAClearStatus) {
@@ -154,7 +200,8 @@ TEST(EngineErrors, AfterShutdownHandlesFailWithAClearStatus) {
   Engine engine(config);
   engine.shutdown();
   std::vector<float> buf(4);
-  auto h = engine.allreduce({"late", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum});
+  auto h = engine.allreduce({"late", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+                            {ReduceOp::kSum});
   ASSERT_TRUE(h->done());
   EXPECT_EQ(h->status().code(), StatusCode::kAborted);
   EXPECT_NE(h->status().message().find("shut down"), std::string::npos);

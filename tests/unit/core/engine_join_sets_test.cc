@@ -48,7 +48,8 @@ TEST(EngineJoin, NonAllreduceWhileARankHasJoinedIsAnError) {
       return;
     }
     std::vector<float> buf(4, 1.0f);
-    auto g = engine.allgather({"gathered", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice});
+    auto g =
+        engine.allgather({"gathered", buf.data(), nullptr, DataType::kFloat32, {4}, kCpuDevice});
     Status status = wait_for(g);
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(status.message().find("rank 1 has joined"), std::string::npos) << status.message();
@@ -67,7 +68,8 @@ TEST(EngineProcessSets, SetsGivenAtInitNegotiateOnTheirOwn) {
         EXPECT_EQ(engine.process_set_ids(), (std::vector<int32_t>{0, 1, 2}));
         int32_t mine = rank % 2 == 0 ? 1 : 2;
         int32_t other = rank % 2 == 0 ? 2 : 1;
-        EXPECT_EQ(engine.process_set_ranks(mine), rank % 2 == 0 ? (std::vector<int>{0, 2}) : (std::vector<int>{1, 3}));
+        EXPECT_EQ(engine.process_set_ranks(mine),
+                  rank % 2 == 0 ? (std::vector<int>{0, 2}) : (std::vector<int>{1, 3}));
         // The same name in both sets does not mix.
         std::vector<float> buf(3, static_cast<float>(rank));
         auto h = engine.allreduce(floats("x", buf), {ReduceOp::kSum}, mine);
@@ -77,7 +79,8 @@ TEST(EngineProcessSets, SetsGivenAtInitNegotiateOnTheirOwn) {
           engine.allreduce(floats("y", buf), {ReduceOp::kSum}, other);
           ADD_FAILURE() << "a set this rank is not in was accepted";
         } catch (const InvalidArgument& e) {
-          EXPECT_NE(std::string(e.what()).find("not a member of process set"), std::string::npos) << e.what();
+          EXPECT_NE(std::string(e.what()).find("not a member of process set"), std::string::npos)
+              << e.what();
         }
       },
       run);

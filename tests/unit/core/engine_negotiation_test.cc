@@ -31,7 +31,8 @@ TEST(EngineNegotiation, RandomSubmissionOrderFourRanksThousandSteps) {
       std::vector<Handle> handles(kTensors);
       for (int t : order) {
         std::fill(in[t].begin(), in[t].end(), static_cast<float>(rank * 1000 + t + step));
-        handles[t] = engine.allreduce(floats("grad." + std::to_string(t), in[t], out[t]), {ReduceOp::kSum});
+        handles[t] =
+            engine.allreduce(floats("grad." + std::to_string(t), in[t], out[t]), {ReduceOp::kSum});
       }
       for (int t = 0; t < kTensors; ++t) {
         Status status = wait_for(handles[t]);
@@ -52,7 +53,8 @@ TEST(EngineNegotiation, SteadyLoopHitsTheCacheAfterTheFirstStep) {
     auto step = [&] {
       std::vector<Handle> handles;
       for (int t = 0; t < kTensors; ++t) {
-        handles.push_back(engine.allreduce(floats("w" + std::to_string(t), in[t], out[t]), {ReduceOp::kSum}));
+        handles.push_back(
+            engine.allreduce(floats("w" + std::to_string(t), in[t], out[t]), {ReduceOp::kSum}));
       }
       for (auto& h : handles) ASSERT_TRUE(wait_for(h).ok()) << h->status().ToString();
     };

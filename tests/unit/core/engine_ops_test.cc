@@ -42,7 +42,12 @@ TEST(EngineOps, BroadcastFromEveryRoot) {
   run_engines(3, [](Engine& engine, int rank) {
     for (int root = 0; root < 3; ++root) {
       std::vector<double> data(33, rank == root ? 7.5 + root : -1.0);
-      TensorArgs t{"bcast." + std::to_string(root), data.data(), data.data(), DataType::kFloat64, {33}, kCpuDevice};
+      TensorArgs t{"bcast." + std::to_string(root),
+                   data.data(),
+                   data.data(),
+                   DataType::kFloat64,
+                   {33},
+                   kCpuDevice};
       auto h = engine.broadcast(t, root);
       ASSERT_TRUE(wait_for(h).ok()) << h->status().ToString();
       EXPECT_EQ(data[32], 7.5 + root);
@@ -83,7 +88,8 @@ TEST(EngineOps, ReducescatterSplitsRowsUnevenly) {
     EXPECT_EQ(h->result().shape, (std::vector<int64_t>{rows, 2}));
     auto out = result_as<float>(h);
     ASSERT_EQ(out.size(), static_cast<size_t>(rows * 2));
-    for (int64_t i = 0; i < rows * 2; ++i) EXPECT_EQ(out[i], static_cast<float>((first_row * 2 + i) * 6));
+    for (int64_t i = 0; i < rows * 2; ++i)
+      EXPECT_EQ(out[i], static_cast<float>((first_row * 2 + i) * 6));
   });
 }
 
@@ -93,7 +99,8 @@ TEST(EngineOps, ReducescatterEvenRowsAndBarrier) {
     TensorArgs t{"rs_even", in.data(), nullptr, DataType::kInt32, {4}, kCpuDevice};
     auto h = engine.reducescatter(t, {ReduceOp::kSum});
     ASSERT_TRUE(wait_for(h).ok()) << h->status().ToString();
-    EXPECT_EQ(result_as<int32_t>(h), rank == 0 ? (std::vector<int32_t>{2, 4}) : (std::vector<int32_t>{6, 8}));
+    EXPECT_EQ(result_as<int32_t>(h),
+              rank == 0 ? (std::vector<int32_t>{2, 4}) : (std::vector<int32_t>{6, 8}));
     auto b = engine.barrier();
     ASSERT_TRUE(wait_for(b).ok()) << b->status().ToString();
   });
@@ -115,10 +122,14 @@ TEST(EngineOps, FusionMixesDtypesAndOpsCorrectly) {
     std::vector<int32_t> i(50, rank + 1), io(50);
     std::vector<float> m(10, static_cast<float>(rank)), mo(10);
     std::vector<double> d(7, 0.5), dout(7);
-    auto hf = engine.allreduce({"f", f.data(), fo.data(), DataType::kFloat32, {100}, kCpuDevice}, {ReduceOp::kSum});
-    auto hi = engine.allreduce({"i", i.data(), io.data(), DataType::kInt32, {50}, kCpuDevice}, {ReduceOp::kProduct});
-    auto hm = engine.allreduce({"m", m.data(), mo.data(), DataType::kFloat32, {10}, kCpuDevice}, {ReduceOp::kMax});
-    auto hd = engine.allreduce({"d", d.data(), dout.data(), DataType::kFloat64, {7}, kCpuDevice}, {ReduceOp::kAverage});
+    auto hf = engine.allreduce({"f", f.data(), fo.data(), DataType::kFloat32, {100}, kCpuDevice},
+                               {ReduceOp::kSum});
+    auto hi = engine.allreduce({"i", i.data(), io.data(), DataType::kInt32, {50}, kCpuDevice},
+                               {ReduceOp::kProduct});
+    auto hm = engine.allreduce({"m", m.data(), mo.data(), DataType::kFloat32, {10}, kCpuDevice},
+                               {ReduceOp::kMax});
+    auto hd = engine.allreduce({"d", d.data(), dout.data(), DataType::kFloat64, {7}, kCpuDevice},
+                               {ReduceOp::kAverage});
     for (auto& h : {hf, hi, hm, hd}) ASSERT_TRUE(wait_for(h).ok()) << h->status().ToString();
     EXPECT_EQ(fo[99], 2.0f);
     EXPECT_EQ(io[49], 2);
@@ -133,11 +144,16 @@ TEST(EngineOps, TinyFusionThresholdStillGivesCorrectResults) {
   run_engines(
       2,
       [](Engine& engine, int rank) {
-        std::vector<std::vector<float>> in(30, std::vector<float>(9, 1.0f)), out(30, std::vector<float>(9));
+        std::vector<std::vector<float>> in(30, std::vector<float>(9, 1.0f)),
+            out(30, std::vector<float>(9));
         std::vector<Handle> hs;
         for (int t = 0; t < 30; ++t) {
-          hs.push_back(engine.allreduce({"t" + std::to_string(t), in[t].data(), out[t].data(),
-                                         DataType::kFloat32, {9}, kCpuDevice},
+          hs.push_back(engine.allreduce({"t" + std::to_string(t),
+                                         in[t].data(),
+                                         out[t].data(),
+                                         DataType::kFloat32,
+                                         {9},
+                                         kCpuDevice},
                                         {ReduceOp::kSum}));
         }
         for (auto& h : hs) ASSERT_TRUE(wait_for(h).ok()) << h->status().ToString();

@@ -47,7 +47,8 @@ TEST(EngineStall, WarningNamesTheMissingRanksBeforeAndAfterCaching) {
           // path). Rank 2 is late on both.
           if (rank == 2 && step != 1) std::this_thread::sleep_for(1500ms);
           std::vector<float> buf(4, 1.0f);
-          auto h = engine.allreduce({"x", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum});
+          auto h = engine.allreduce(
+              {"x", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice}, {ReduceOp::kSum});
           ASSERT_TRUE(wait_for(h).ok()) << h->status().ToString();
           EXPECT_EQ(buf[0], 3.0f);
         }
@@ -70,8 +71,9 @@ TEST(EngineStall, ShutdownTimeFailsEveryPendingOperationWithTheReport) {
       [&](Engine& engine, int rank) {
         std::vector<float> buf(4, 1.0f);
         // Ranks 0 and 1 wait for 'y', rank 2 for 'z': neither can run.
-        auto h = engine.allreduce({rank == 2 ? "z" : "y", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
-                                  {ReduceOp::kSum});
+        auto h = engine.allreduce(
+            {rank == 2 ? "z" : "y", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},
+            {ReduceOp::kSum});
         Status status = wait_for(h, std::chrono::seconds(20));
         EXPECT_EQ(status.code(), StatusCode::kAborted) << status.ToString();
         errors[rank] = status.message();

@@ -41,11 +41,18 @@ void fused_steps(Engine& engine, int rank, int steps) {
     std::vector<std::vector<float>> bufs(4, std::vector<float>(8, 1.0f));
     std::vector<TensorArgs> tensors;
     for (int t = 0; t < 4; ++t) {
-      tensors.push_back({"layer" + std::to_string(t), bufs[t].data(), bufs[t].data(), DataType::kFloat32, {8}, kCpuDevice});
+      tensors.push_back({"layer" + std::to_string(t),
+                         bufs[t].data(),
+                         bufs[t].data(),
+                         DataType::kFloat32,
+                         {8},
+                         kCpuDevice});
     }
-    for (auto& h : engine.grouped_allreduce(tensors, {ReduceOp::kSum})) ASSERT_TRUE(wait_for(h).ok());
+    for (auto& h : engine.grouped_allreduce(tensors, {ReduceOp::kSum}))
+      ASSERT_TRUE(wait_for(h).ok());
     std::vector<float> big(16, 1.0f);
-    auto h = engine.broadcast({"big", big.data(), big.data(), DataType::kFloat32, {16}, kCpuDevice}, 0);
+    auto h =
+        engine.broadcast({"big", big.data(), big.data(), DataType::kFloat32, {16}, kCpuDevice}, 0);
     ASSERT_TRUE(wait_for(h).ok());
   }
 }
@@ -60,19 +67,23 @@ TEST(EngineTimeline, ContainsEveryPhaseAndParsesAfterShutdown) {
       c.engine.timeline_mark_cycles = true;
     }
   };
-  run_engines(2, [](Engine& engine, int rank) { fused_steps(engine, rank, 3); }, run);
+  run_engines(
+      2, [](Engine& engine, int rank) { fused_steps(engine, rank, 3); }, run);
   nlohmann::json trace = read_json(path);
   ASSERT_TRUE(trace.is_array());
   auto names = event_names(trace);
-  for (const char* phase : {"NEGOTIATE_ALLREDUCE", "ALLREDUCE", "QUEUE", "MEMCPY_IN_FUSION_BUFFER",
-                            "MEMCPY_OUT_FUSION_BUFFER", "NEGOTIATE_BROADCAST", "BROADCAST", "CYCLE_START"}) {
+  for (const char* phase :
+       {"NEGOTIATE_ALLREDUCE", "ALLREDUCE", "QUEUE", "MEMCPY_IN_FUSION_BUFFER",
+        "MEMCPY_OUT_FUSION_BUFFER", "NEGOTIATE_BROADCAST", "BROADCAST", "CYCLE_START"}) {
     EXPECT_EQ(names.count(phase), 1u) << "missing phase " << phase;
   }
   std::set<std::string> rows;
   for (const auto& event : trace) {
-    if (event.value("name", "") == "process_name") rows.insert(event["args"]["name"].get<std::string>());
+    if (event.value("name", "") == "process_name")
+      rows.insert(event["args"]["name"].get<std::string>());
   }
-  for (const char* tensor : {"layer0", "layer3", "big"}) EXPECT_EQ(rows.count(tensor), 1u) << tensor;
+  for (const char* tensor : {"layer0", "layer3", "big"})
+    EXPECT_EQ(rows.count(tensor), 1u) << tensor;
   std::remove(path.c_str());
 }
 
@@ -82,7 +93,8 @@ TEST(EngineTimeline, SharedMemoryFusesWithoutTheFusionBufferCopies) {
   run.configure = [&](Config& c) {
     if (c.layout.rank == 0) c.engine.timeline_path = path;
   };
-  run_engines(2, [](Engine& engine, int rank) { fused_steps(engine, rank, 3); }, run);
+  run_engines(
+      2, [](Engine& engine, int rank) { fused_steps(engine, rank, 3); }, run);
   auto names = event_names(read_json(path));
   EXPECT_EQ(names.count("ALLREDUCE"), 1u);
   EXPECT_EQ(names.count("MEMCPY_IN_FUSION_BUFFER"), 0u) << "the parts go to shared memory directly";

@@ -1,9 +1,9 @@
 // The response cache: hits, invalidation on changed parameters, and the
 // deterministic slot choice and LRU eviction that keep every rank's cache
 // identical.
-#include <gtest/gtest.h>
-
 #include "core/response_cache.h"
+
+#include <gtest/gtest.h>
 
 namespace kolo::core {
 namespace {
@@ -31,7 +31,8 @@ TEST(ResponseCache, HitMissAndInvalid) {
   Request other_rank = req("a");
   other_rank.rank = 3;
   other_rank.age_us = 99;
-  EXPECT_EQ(cache.lookup(other_rank).state, ResponseCache::State::kHit) << "rank and age are not parameters";
+  EXPECT_EQ(cache.lookup(other_rank).state, ResponseCache::State::kHit)
+      << "rank and age are not parameters";
   EXPECT_EQ(cache.lookup(req("a", 5)).state, ResponseCache::State::kInvalid);
   EXPECT_EQ(cache.hits(), 2u);
   EXPECT_EQ(cache.misses(), 2u);

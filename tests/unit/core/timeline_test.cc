@@ -12,13 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "allocation_counter.h"
 #include "common/error.h"
@@ -128,13 +127,15 @@ std::vector<std::string> row_names(const json& trace) {
   if (!trace.is_array()) return ::testing::AssertionFailure() << "not a JSON array";
   Rows rows = rows_of(trace);
   for (const auto& [pid, events] : rows.events) {
-    if (rows.names.count(pid) == 0) return ::testing::AssertionFailure() << "pid " << pid << " unnamed";
+    if (rows.names.count(pid) == 0)
+      return ::testing::AssertionFailure() << "pid " << pid << " unnamed";
     std::vector<std::string> open;
     std::int64_t last_ts = 0;
     for (const json& event : events) {
       const std::int64_t ts = event.at("ts");
       if (ts < last_ts) {
-        return ::testing::AssertionFailure() << "pid " << pid << ": ts " << ts << " after " << last_ts;
+        return ::testing::AssertionFailure()
+               << "pid " << pid << ": ts " << ts << " after " << last_ts;
       }
       last_ts = ts;
       const std::string ph = event.at("ph");
@@ -236,9 +237,15 @@ TEST(Timeline, CycleMarkersOnlyWhenAskedFor) {
 TEST(Timeline, NamesNeedingEscapingRoundTrip) {
   TempDir dir;
   const std::string path = dir.file("timeline.json");
-  const std::vector<std::string> names = {
-      "plain", "", "quote\"d", "back\\slash", "new\nline\ttab\r", std::string("nul\0byte", 8),
-      "\x01\x1f\x7f", "grüße/日本語/😀", "{\"json\": [1, 2]},"};
+  const std::vector<std::string> names = {"plain",
+                                          "",
+                                          "quote\"d",
+                                          "back\\slash",
+                                          "new\nline\ttab\r",
+                                          std::string("nul\0byte", 8),
+                                          "\x01\x1f\x7f",
+                                          "grüße/日本語/😀",
+                                          "{\"json\": [1, 2]},"};
   Timeline timeline;
   timeline.start(path, false);
   for (const std::string& name : names) {
@@ -373,7 +380,8 @@ TEST(Timeline, FullQueueDropsAndCountsButKeepsTheFileValid) {
   const std::string path = dir.file("timeline.json");
   Timeline timeline(/*max_queued_bytes=*/2048);
   timeline.start(path, true);
-  for (int i = 0; i < 2000; ++i) simulate_cycle(timeline, {"t" + std::to_string(i % 7)}, "ALLREDUCE", 2);
+  for (int i = 0; i < 2000; ++i)
+    simulate_cycle(timeline, {"t" + std::to_string(i % 7)}, "ALLREDUCE", 2);
   timeline.stop();
   EXPECT_GT(timeline.dropped_events(), 0u);
   EXPECT_TRUE(well_formed(json::parse(read_file(path))));

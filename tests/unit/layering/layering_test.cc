@@ -41,7 +41,9 @@ const std::vector<IncludeRule> kRules = {
     // its registry, which takes the settings and hands each layer its own.
     {"CoreSeesNoTransport", {"core"}, "transport/", {}},
     {"CoreSeesNoCollectives", {"core"}, "collectives/", {}},
-    {"CoreSeesOnlyTheBackendInterface", {"core"}, "backends/",
+    {"CoreSeesOnlyTheBackendInterface",
+     {"core"},
+     "backends/",
      {"backends/backend.h", "backends/registry.h"}},
     // kolorun shares only rendezvous/ and common/ with the library.
     {"RunnerSeesNoCore", {"runner"}, "core/", {}},

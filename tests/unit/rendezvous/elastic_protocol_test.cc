@@ -143,8 +143,8 @@ TEST(ElasticProtocol, DecodeRejectsUnknownKind) {
 }
 
 TEST(ElasticProtocol, DecodeRejectsEveryMissingJoinField) {
-  for (const std::string field : {"round", "rank", "size", "local_rank", "local_size",
-                                  "cross_rank", "cross_size", "hosts_seq", "newcomers"}) {
+  for (const std::string field : {"round", "rank", "size", "local_rank", "local_size", "cross_rank",
+                                  "cross_size", "hosts_seq", "newcomers"}) {
     SCOPED_TRACE(field);
     expect_rejected(join_text_with(field, ""), "field '" + field + "' is missing");
   }
@@ -170,8 +170,9 @@ TEST(ElasticProtocol, DecodeRejectsRankOutsideSize) {
   expect_rejected(join_text_with("rank", "rank=4"), "inconsistent layout rank 4/4");
   expect_rejected(join_text_with("rank", "rank=5"), "inconsistent layout");
   expect_rejected(join_text_with("size", "size=0"), "inconsistent layout");
-  std::string zero = "kind=join\nround=0\nrank=0\nsize=0\nlocal_rank=0\nlocal_size=1\n"
-                     "cross_rank=0\ncross_size=1\nhosts_seq=0\nnewcomers=0\n";
+  std::string zero =
+      "kind=join\nround=0\nrank=0\nsize=0\nlocal_rank=0\nlocal_size=1\n"
+      "cross_rank=0\ncross_size=1\nhosts_seq=0\nnewcomers=0\n";
   expect_rejected(zero, "rank 0/0");
 }
 
@@ -203,8 +204,8 @@ TEST(ElasticProtocol, HostChangeRoundTrips) {
 }
 
 TEST(ElasticProtocol, HostChangeDecodeRejectsOtherText) {
-  for (const char* text : {"", "removed,added", "Added", "added,", "added,removed,added",
-                           "added\n", " added", "None", "1"}) {
+  for (const char* text : {"", "removed,added", "Added", "added,", "added,removed,added", "added\n",
+                           " added", "None", "1"}) {
     SCOPED_TRACE(text);
     try {
       decode_host_change(text);
@@ -218,18 +219,10 @@ TEST(ElasticProtocol, HostChangeDecodeRejectsOtherText) {
 TEST(ElasticProtocol, KeyNamesAreDistinctPerWorkerAndJoin) {
   std::set<std::string> keys;
   const std::vector<std::string> keys_in_order = {
-      arrivals_key(),
-      hosts_seq_key(),
-      host_update_key(1),
-      host_update_key(2),
-      host_update_key(11),
-      joins_key("1"),
-      joins_key("11"),
-      joins_key("2"),
-      assignment_key("1", 1),
-      assignment_key("1", 2),
-      assignment_key("1", 11),
-      assignment_key("11", 1),
+      arrivals_key(),         hosts_seq_key(),         host_update_key(1),
+      host_update_key(2),     host_update_key(11),     joins_key("1"),
+      joins_key("11"),        joins_key("2"),          assignment_key("1", 1),
+      assignment_key("1", 2), assignment_key("1", 11), assignment_key("11", 1),
       assignment_key("2", 1),
   };
   for (const auto& key : keys_in_order) EXPECT_TRUE(keys.insert(key).second) << "duplicate " << key;

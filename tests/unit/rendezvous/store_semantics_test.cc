@@ -28,7 +28,9 @@ struct StoreKind {
   Harness (*make)();
 };
 // Keeps ctest's test names readable (gtest would print the struct's bytes).
-void PrintTo(const StoreKind& kind, std::ostream* os) { *os << kind.name; }
+void PrintTo(const StoreKind& kind, std::ostream* os) {
+  *os << kind.name;
+}
 
 Harness make_tcp() {
   auto server = std::make_shared<TcpStoreServer>(testing::server_options());

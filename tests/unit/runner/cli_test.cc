@@ -58,16 +58,15 @@ TEST(CliTest, EngineFlagsBecomeEnvironment) {
              "--timeline-mark-cycles", "--no-stall-check", "--stall-check-warning-time-seconds",
              "30", "--stall-check-shutdown-time-seconds", "90", "--log-level", "FATAL", "prog"});
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
-  EXPECT_EQ(r.options.settings,
-            (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
-                         {"KOLO_CYCLE_TIME", "2.5"},
-                         {"KOLO_CACHE_CAPACITY", "0"},
-                         {"KOLO_TIMELINE", "/tmp/t.json"},
-                         {"KOLO_TIMELINE_MARK_CYCLES", "1"},
-                         {"KOLO_STALL_CHECK_DISABLE", "1"},
-                         {"KOLO_STALL_CHECK_TIME_SECONDS", "30"},
-                         {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "90"},
-                         {"KOLO_LOG_LEVEL", "error"}}));
+  EXPECT_EQ(r.options.settings, (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
+                                             {"KOLO_CYCLE_TIME", "2.5"},
+                                             {"KOLO_CACHE_CAPACITY", "0"},
+                                             {"KOLO_TIMELINE", "/tmp/t.json"},
+                                             {"KOLO_TIMELINE_MARK_CYCLES", "1"},
+                                             {"KOLO_STALL_CHECK_DISABLE", "1"},
+                                             {"KOLO_STALL_CHECK_TIME_SECONDS", "30"},
+                                             {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "90"},
+                                             {"KOLO_LOG_LEVEL", "error"}}));
 }
 
 TEST(CliTest, NoEngineFlagsExportNothing) {
@@ -134,7 +133,8 @@ TEST(CliTest, BadInputExitsWithCodeTwo) {
 // The launcher refuses what a rank would refuse, in the rank's words, before
 // anything starts: from a flag, the file, -x or its own environment.
 TEST(CliTest, SettingsARankWouldRefuseStopTheLauncher) {
-  const std::string rank_words = "KOLO_CYCLE_TIME='0' must be above 0 and at most 10000 milliseconds";
+  const std::string rank_words =
+      "KOLO_CYCLE_TIME='0' must be above 0 and at most 10000 milliseconds";
   expect_error({"-np", "2", "--cycle-time-ms", "0", "prog"}, "--cycle-time-ms 0: " + rank_words);
   expect_error({"-np", "2", "-x", "KOLO_CYCLE_TIME=0", "prog"}, rank_words);
   CliResult from_env = parse({"-np", "2", "prog"}, {{"KOLO_SHM_SLOT_BYTES", "1K"}});
@@ -157,11 +157,10 @@ TEST(CliTest, SettingsARankWouldRefuseStopTheLauncher) {
 
 TEST(CliTest, EverySettingFlagIsInTheHelp) {
   const std::string help = parse({"--help"}).output;
-  for (const char* flag : {"--start-timeout", "--network-interface", "--fusion-threshold-mb",
-                           "--cycle-time-ms", "--cache-capacity", "--timeline-filename",
-                           "--timeline-mark-cycles", "--no-stall-check",
-                           "--stall-check-warning-time-seconds",
-                           "--stall-check-shutdown-time-seconds", "--log-level"})
+  for (const char* flag :
+       {"--start-timeout", "--network-interface", "--fusion-threshold-mb", "--cycle-time-ms",
+        "--cache-capacity", "--timeline-filename", "--timeline-mark-cycles", "--no-stall-check",
+        "--stall-check-warning-time-seconds", "--stall-check-shutdown-time-seconds", "--log-level"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   EXPECT_NE(help.find("KOLO_CYCLE_TIME"), std::string::npos);
 }

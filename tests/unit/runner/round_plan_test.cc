@@ -92,11 +92,8 @@ TEST(RoundPlanTest, SurvivorsBeforeNewWorkersWithinAHostAndRanksMatchAssignRanks
   const Hosts usable = {{"a", 1}, {"b", 3}, {"c", 1}};
   const Running running = {{5, "c", 0}, {6, "b", 2}};
   RoundPlan plan = plan_round(usable, running, 5);
-  EXPECT_EQ(seats(plan), (std::vector<Seat>{{6, "b", 2},
-                                            {-1, "b", 0},
-                                            {-1, "b", 1},
-                                            {5, "c", 0},
-                                            {-1, "a", 0}}));
+  EXPECT_EQ(seats(plan), (std::vector<Seat>{
+                             {6, "b", 2}, {-1, "b", 0}, {-1, "b", 1}, {5, "c", 0}, {-1, "a", 0}}));
   EXPECT_EQ(rank_slots(plan), assign_ranks({{"b", 3}, {"c", 1}, {"a", 1}}, 5));
   // b's survivor is local rank 0 there although it sits on slot 2.
   EXPECT_EQ(plan.members[0].slot, (RankSlot{"b", 0, 5, 0, 3, 0, 3}));
@@ -255,7 +252,8 @@ TEST(RoundPlanTest, InvariantsHoldOnRandomInputs) {
         EXPECT_EQ(it->slot, m.host_slot);
         ASSERT_TRUE(kept.insert(*m.worker_id).second);
         if (r > 0 && !plan.members[r - 1].worker_id) {
-          EXPECT_NE(plan.members[r - 1].slot.host, m.slot.host) << "new before a survivor on a host";
+          EXPECT_NE(plan.members[r - 1].slot.host, m.slot.host)
+              << "new before a survivor on a host";
         }
         if (r == 0 || plan.members[r - 1].slot.host != m.slot.host) {
           EXPECT_FALSE(only_new_host_seen)

@@ -2,9 +2,8 @@
 // receives of one tag in rounds and chunks, so any slip in how the two
 // sides cut a message shows up as a wrong result or an error here. In
 // place, with sizes that cross the stripe threshold.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -25,7 +24,8 @@ class StripedCollectives : public ::testing::TestWithParam<int> {
  protected:
   // Striped from two minimum parts up: ring chunks of 256 KiB and more are cut.
   void SetUp() override {
-    mesh_ = make_striped_mesh(GetParam(), striped_options(3, 2 * transport::StripeLayout::kMinPartBytes));
+    mesh_ = make_striped_mesh(GetParam(),
+                              striped_options(3, 2 * transport::StripeLayout::kMinPartBytes));
   }
   int n() const { return GetParam(); }
   Tag next_tag() { return ++tag_; }
@@ -41,7 +41,8 @@ class StripedCollectives : public ::testing::TestWithParam<int> {
         mesh_[rank]->abort(e.what());  // the others fail fast instead of timing out
       }
     });
-    for (int r = 0; r < n(); ++r) EXPECT_EQ(problems[r], "") << what << " on rank " << r << " of " << n();
+    for (int r = 0; r < n(); ++r)
+      EXPECT_EQ(problems[r], "") << what << " on rank " << r << " of " << n();
   }
 
  private:
@@ -55,15 +56,18 @@ TEST_P(StripedCollectives, AllreduceInPlace) {
     size_t chunk_bytes;
     const char* name;
   };
-  const Algorithm algorithms[] = {{AllreduceAlgorithm::kRecursiveDoubling, 1 << 20, "recursive_doubling"},
-                                  {AllreduceAlgorithm::kRing, 384 << 10, "ring/384KiB chunks"},
-                                  {AllreduceAlgorithm::kAuto, 1 << 20, "auto"}};
+  const Algorithm algorithms[] = {
+      {AllreduceAlgorithm::kRecursiveDoubling, 1 << 20, "recursive_doubling"},
+      {AllreduceAlgorithm::kRing, 384 << 10, "ring/384KiB chunks"},
+      {AllreduceAlgorithm::kAuto, 1 << 20, "auto"}};
   for (const Algorithm& algorithm : algorithms)
     for (DataType type : {DataType::kFloat32, DataType::kInt64})
       for (size_t count : {size_t{1}, size_t{9999}, size_t{99991}, (size_t{1} << 20) + 3}) {
-        const std::string what = fmt::format("allreduce {} count={} {}", dtype_name(type), count, algorithm.name);
+        const std::string what =
+            fmt::format("allreduce {} count={} {}", dtype_name(type), count, algorithm.name);
         std::vector<Bytes> inputs;
-        for (int r = 0; r < n(); ++r) inputs.push_back(make_input(type, ReduceOp::kSum, count, r, count));
+        for (int r = 0; r < n(); ++r)
+          inputs.push_back(make_input(type, ReduceOp::kSum, count, r, count));
         const Bytes expected = reference_reduce(type, ReduceOp::kSum, inputs);
         CollectiveOptions options;
         options.allreduce_algorithm = algorithm.algorithm;
@@ -88,7 +92,8 @@ TEST_P(StripedCollectives, AllgatherInPlace) {
     const Tag tag = next_tag();
     run(fmt::format("allgather float32 count={}", count), [&](Context& ctx, std::string& problem) {
       Bytes data(expected.size(), 0xcd);
-      std::copy(inputs[ctx.rank()].begin(), inputs[ctx.rank()].end(), data.begin() + ctx.rank() * count * 4);
+      std::copy(inputs[ctx.rank()].begin(), inputs[ctx.rank()].end(),
+                data.begin() + ctx.rank() * count * 4);
       collectives::allgather(ctx, tag, data.data() + ctx.rank() * count * 4, data.data(), count,
                              DataType::kFloat32, {});
       if (data != expected) problem = "wrong result";
@@ -101,11 +106,12 @@ TEST_P(StripedCollectives, Broadcast) {
     for (int root : {0, n() - 1}) {
       const Bytes input = make_bytes(count * 4, root, count);
       const Tag tag = next_tag();
-      run(fmt::format("broadcast count={} root={}", count, root), [&](Context& ctx, std::string& problem) {
-        Bytes data = ctx.rank() == root ? input : Bytes(input.size(), 0xcd);
-        collectives::broadcast(ctx, tag, data.data(), count, DataType::kFloat32, root, {});
-        if (data != input) problem = "wrong result";
-      });
+      run(fmt::format("broadcast count={} root={}", count, root),
+          [&](Context& ctx, std::string& problem) {
+            Bytes data = ctx.rank() == root ? input : Bytes(input.size(), 0xcd);
+            collectives::broadcast(ctx, tag, data.data(), count, DataType::kFloat32, root, {});
+            if (data != input) problem = "wrong result";
+          });
     }
 }
 
@@ -120,7 +126,8 @@ TEST_P(StripedCollectives, AlltoallInPlace) {
       collectives::alltoall(ctx, tag, data.data(), data.data(), count, DataType::kInt32, {});
       for (int j = 0; j < n(); ++j) {
         const auto from = inputs[j].begin() + ctx.rank() * block;
-        if (!std::equal(from, from + block, data.begin() + j * block)) problem += fmt::format(" block {} wrong", j);
+        if (!std::equal(from, from + block, data.begin() + j * block))
+          problem += fmt::format(" block {} wrong", j);
       }
     });
   }

@@ -2,9 +2,8 @@
 // around the cut points arrives intact, and that one tag between a pair
 // keeps its send order when small (one stream) and large (all streams)
 // messages mix.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <thread>
@@ -37,7 +36,8 @@ std::vector<uint8_t> pattern(size_t bytes, int src, int dst, uint64_t salt = 0) 
 // empty message), and respect the stream count and the minimum part size.
 void expect_valid_layout(size_t bytes, size_t streams, size_t threshold) {
   const StripeLayout layout(bytes, streams, threshold);
-  const std::string what = fmt::format("bytes={} streams={} threshold={}", bytes, streams, threshold);
+  const std::string what =
+      fmt::format("bytes={} streams={} threshold={}", bytes, streams, threshold);
   ASSERT_GE(layout.parts(), 1u) << what;
   EXPECT_LE(layout.parts(), streams) << what;
   if (bytes < threshold) {
@@ -58,8 +58,9 @@ void expect_valid_layout(size_t bytes, size_t streams, size_t threshold) {
 TEST(StripeLayout, PartsTileTheMessage) {
   for (size_t streams : {1, 2, 3, 4, 7, 16})
     for (size_t threshold : {size_t{0}, size_t{1}, size_t{4096}, kTestStripeBytes, size_t{1} << 20})
-      for (size_t bytes : {size_t{0}, size_t{1}, threshold - 1, threshold, threshold + 1, kMinPart * 2 - 1,
-                           kMinPart * 2, kMinPart * 2 + 1, size_t{1000003}, size_t{7} << 20})
+      for (size_t bytes :
+           {size_t{0}, size_t{1}, threshold - 1, threshold, threshold + 1, kMinPart * 2 - 1,
+            kMinPart * 2, kMinPart * 2 + 1, size_t{1000003}, size_t{7} << 20})
         if (bytes != SIZE_MAX) {
           expect_valid_layout(bytes, streams, threshold);
         }
@@ -89,7 +90,8 @@ TEST(StripedContext, FactoryPicksThePlainMeshForOneStream) {
   EXPECT_EQ(context->stream_count(), 3u);
   EXPECT_EQ(context->rank(), 1);
   EXPECT_EQ(context->size(), 2);
-  EXPECT_NE(context->peer_name(0).find("rank 0 (host "), std::string::npos) << context->peer_name(0);
+  EXPECT_NE(context->peer_name(0).find("rank 0 (host "), std::string::npos)
+      << context->peer_name(0);
   // A world of one rank needs no second stream.
   auto single = make_striped_mesh(1, striped_options(4));
   EXPECT_EQ(dynamic_cast<StripedContext*>(single[0].get()), nullptr);
@@ -113,7 +115,9 @@ TEST(StripedContext, RanksWithDifferentStripingAreRejected) {
       what = e.what();
     }
   });
-  EXPECT_NE(what.find("rank 1 has KOLO_TCP_STREAMS=3 KOLO_TCP_STRIPE_BYTES=300000"), std::string::npos) << what;
+  EXPECT_NE(what.find("rank 1 has KOLO_TCP_STREAMS=3 KOLO_TCP_STRIPE_BYTES=300000"),
+            std::string::npos)
+      << what;
   EXPECT_NE(what.find("rank 0 has KOLO_TCP_STREAMS=1"), std::string::npos) << what;
 }
 
@@ -125,9 +129,16 @@ TEST_P(StripedSizes, EverySizeArrivesIntact) {
   const int streams = GetParam();
   auto mesh = make_striped_mesh(2, striped_options(streams));
   const size_t t = kTestStripeBytes;
-  const std::vector<size_t> sizes = {0,     1,         t - 1,           t,        t + 1,
-                                     2 * kMinPart - 1, 2 * kMinPart + 1, 64 * kMinPart + 17,
-                                     1000003, (5u << 20) + 3};
+  const std::vector<size_t> sizes = {0,
+                                     1,
+                                     t - 1,
+                                     t,
+                                     t + 1,
+                                     2 * kMinPart - 1,
+                                     2 * kMinPart + 1,
+                                     64 * kMinPart + 17,
+                                     1000003,
+                                     (5u << 20) + 3};
   run_ranks(mesh, [&](Context& ctx) {
     const int other = 1 - ctx.rank();
     Tag tag = 100;
@@ -142,7 +153,8 @@ TEST_P(StripedSizes, EverySizeArrivesIntact) {
         if (!send_first) send = ctx.isend(other, tag, out.data(), bytes);
         recv->wait();
         send->wait();
-        EXPECT_TRUE(in == pattern(bytes, other, ctx.rank(), tag)) << bytes << " bytes, send first " << send_first;
+        EXPECT_TRUE(in == pattern(bytes, other, ctx.rank(), tag))
+            << bytes << " bytes, send first " << send_first;
       }
     }
   });
@@ -167,9 +179,9 @@ TEST(StripedContext, SendToSelf) {
 // posted before the sends or after the data has arrived.
 TEST(StripedContext, SameTagKeepsSendOrderAcrossSizes) {
   auto mesh = make_striped_mesh(2, striped_options(4));
-  const std::vector<size_t> sizes = {10,      200000, 0,  kTestStripeBytes, kTestStripeBytes - 1,
-                                     777777,  3,      65, 2 * kMinPart,     1 << 20,
-                                     1,       300001, 7, 3 * kMinPart + 5,  (3u << 20) + 1};
+  const std::vector<size_t> sizes = {10,     200000, 0,  kTestStripeBytes, kTestStripeBytes - 1,
+                                     777777, 3,      65, 2 * kMinPart,     1 << 20,
+                                     1,      300001, 7,  3 * kMinPart + 5, (3u << 20) + 1};
   for (bool receives_first : {true, false}) {
     run_ranks(mesh, [&](Context& ctx) {
       const Tag tag = receives_first ? 7 : 8;
@@ -179,7 +191,8 @@ TEST(StripedContext, SameTagKeepsSendOrderAcrossSizes) {
         std::vector<std::vector<uint8_t>> out;
         std::vector<std::unique_ptr<Request>> sends;
         for (size_t i = 0; i < sizes.size(); ++i) out.push_back(pattern(sizes[i], 0, 1, i));
-        for (size_t i = 0; i < sizes.size(); ++i) sends.push_back(ctx.isend(1, tag, out[i].data(), sizes[i]));
+        for (size_t i = 0; i < sizes.size(); ++i)
+          sends.push_back(ctx.isend(1, tag, out[i].data(), sizes[i]));
         for (auto& s : sends) s->wait();
       } else {
         // Sends first: give the whole sequence time to land unexpected.
@@ -187,10 +200,12 @@ TEST(StripedContext, SameTagKeepsSendOrderAcrossSizes) {
         std::vector<std::vector<uint8_t>> in;
         std::vector<std::unique_ptr<Request>> recvs;
         for (size_t bytes : sizes) in.emplace_back(bytes, 0xee);
-        for (size_t i = 0; i < sizes.size(); ++i) recvs.push_back(ctx.irecv(0, tag, in[i].data(), sizes[i]));
+        for (size_t i = 0; i < sizes.size(); ++i)
+          recvs.push_back(ctx.irecv(0, tag, in[i].data(), sizes[i]));
         for (auto& r : recvs) r->wait();
         for (size_t i = 0; i < sizes.size(); ++i)
-          EXPECT_TRUE(in[i] == pattern(sizes[i], 0, 1, i)) << "message " << i << " of " << sizes[i] << " bytes";
+          EXPECT_TRUE(in[i] == pattern(sizes[i], 0, 1, i))
+              << "message " << i << " of " << sizes[i] << " bytes";
       }
     });
   }
@@ -202,7 +217,9 @@ TEST(StripedContext, ManyConcurrentTags) {
   constexpr int kRanks = 3;
   constexpr int kTags = 30;
   auto mesh = make_striped_mesh(kRanks, striped_options(3));
-  auto bytes_of = [](int tag) -> size_t { return tag % 3 == 0 ? 400000 + tag : tag % 3 == 1 ? tag : 40000 + tag; };
+  auto bytes_of = [](int tag) -> size_t {
+    return tag % 3 == 0 ? 400000 + tag : tag % 3 == 1 ? tag : 40000 + tag;
+  };
   run_ranks(mesh, [&](Context& ctx) {
     const int me = ctx.rank();
     std::vector<std::vector<uint8_t>> in, out;
@@ -213,12 +230,15 @@ TEST(StripedContext, ManyConcurrentTags) {
         out.push_back(pattern(bytes_of(tag), me, peer, tag));
       }
     for (int i = 0; i < kRanks * kTags; ++i)
-      requests.push_back(ctx.irecv(i / kTags, static_cast<Tag>(i % kTags), in[i].data(), in[i].size()));
+      requests.push_back(
+          ctx.irecv(i / kTags, static_cast<Tag>(i % kTags), in[i].data(), in[i].size()));
     for (int i = kRanks * kTags - 1; i >= 0; --i)
-      requests.push_back(ctx.isend(i / kTags, static_cast<Tag>(i % kTags), out[i].data(), out[i].size()));
+      requests.push_back(
+          ctx.isend(i / kTags, static_cast<Tag>(i % kTags), out[i].data(), out[i].size()));
     for (auto& r : requests) r->wait();
     for (int i = 0; i < kRanks * kTags; ++i)
-      EXPECT_TRUE(in[i] == pattern(in[i].size(), i / kTags, me, i % kTags)) << "from " << i / kTags << " tag " << i % kTags;
+      EXPECT_TRUE(in[i] == pattern(in[i].size(), i / kTags, me, i % kTags))
+          << "from " << i / kTags << " tag " << i % kTags;
   });
 }
 

@@ -2,7 +2,6 @@
 // stream reaches every pending operation on every stream, naming the root
 // cause, and nothing hangs.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -34,7 +33,9 @@ std::string host_name() {
   return name;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 template <typename ErrorType, typename Fn>
 std::string error_of(Fn&& op) {
@@ -52,11 +53,12 @@ std::string error_of(Fn&& op) {
 
 // Sends parts [0, parts) of a message on a rank's raw streams:
 // a striped message cut short.
-void send_first_parts(const std::vector<Context*>& raw, int peer, Tag tag, const std::vector<uint8_t>& data,
-                      size_t parts) {
+void send_first_parts(const std::vector<Context*>& raw, int peer, Tag tag,
+                      const std::vector<uint8_t>& data, size_t parts) {
   const StripeLayout layout(data.size(), raw.size(), kThreshold);
   ASSERT_EQ(layout.parts(), raw.size());
-  for (size_t i = 0; i < parts; ++i) raw[i]->send(peer, tag, data.data() + layout.offset(i), layout.size(i));
+  for (size_t i = 0; i < parts; ++i)
+    raw[i]->send(peer, tag, data.data() + layout.offset(i), layout.size(i));
 }
 
 // Rank 0 delivers two of the three parts of a message to rank 1, one to
@@ -90,7 +92,8 @@ TEST(StripedFailure, PeerLostMidMessageFailsEveryPendingOperation) {
       EXPECT_LT(Clock::now() - start, 1500ms) << what;
       EXPECT_TRUE(contains(what, lost)) << what;
     }
-    std::string later = error_of<Error>([&] { ctx.send(3 - rank, 4, message.data(), message.size()); });
+    std::string later =
+        error_of<Error>([&] { ctx.send(3 - rank, 4, message.data(), message.size()); });
     EXPECT_TRUE(contains(later, lost)) << later;
   });
 }
@@ -139,14 +142,16 @@ TEST(StripedFailure, ErrorOnOneStreamPoisonsTheWholeContext) {
       // every stream (waiting here would time out on its own).
       std::this_thread::sleep_for(900ms);
       std::string what = error_of<AbortedError>([&] { ctx.send(1, 2, "x", 1); });
-      EXPECT_TRUE(contains(what, "rank 1 aborted: timed out after 0.5 s waiting for rank 0")) << what;
+      EXPECT_TRUE(contains(what, "rank 1 aborted: timed out after 0.5 s waiting for rank 0"))
+          << what;
       return;
     }
     std::vector<uint8_t> data(kMessage);
     const auto start = Clock::now();
     std::string what = error_of<TimeoutError>([&] { ctx.recv(0, 1, data.data(), data.size()); });
     EXPECT_GE(Clock::now() - start, 450ms);
-    EXPECT_TRUE(contains(what, "timed out after 0.5 s waiting for rank 0 (host " + host_name() + ") (receive tag 1"))
+    EXPECT_TRUE(contains(
+        what, "timed out after 0.5 s waiting for rank 0 (host " + host_name() + ") (receive tag 1"))
         << what;
     std::string later = error_of<AbortedError>([&] { ctx.send(0, 2, "x", 1); });
     EXPECT_TRUE(contains(later, "timed out after 0.5 s")) << later;

@@ -28,7 +28,9 @@ inline transport::tcp::TcpOptions striped_options(
 inline Contexts make_striped_mesh(int size, const transport::tcp::TcpOptions& options) {
   rendezvous::MemoryStore store;
   Contexts contexts(size);
-  run_threads(size, [&](int rank) { contexts[rank] = transport::tcp::connect(store, rank, size, options); });
+  run_threads(size, [&](int rank) {
+    contexts[rank] = transport::tcp::connect(store, rank, size, options);
+  });
   return contexts;
 }
 
@@ -52,7 +54,8 @@ inline ExposedStripes make_exposed_stripes(int size, int streams, size_t stripe_
       out.raw[r].push_back(meshes[s][r].get());
       mine.push_back(std::move(meshes[s][r]));
     }
-    out.striped.push_back(std::make_unique<transport::StripedContext>(std::move(mine), stripe_threshold));
+    out.striped.push_back(
+        std::make_unique<transport::StripedContext>(std::move(mine), stripe_threshold));
   }
   return out;
 }

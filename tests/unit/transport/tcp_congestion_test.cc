@@ -1,9 +1,8 @@
 // Congestion control of the data connections (transport/tcp/congestion.h):
 // the plan per setting, the same-host rule, and what a real mesh's sockets
 // end up with.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -88,7 +87,9 @@ TEST(TcpCongestion, ANameIsUsedForEveryConnection) {
 
 TEST(TcpCongestion, RefusedOrMalformedSettingsSayWhy) {
   const std::string unknown = refusal("no-such-cc");
-  EXPECT_NE(unknown.find("KOLO_TCP_CONGESTION=no-such-cc: the kernel refused it"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("KOLO_TCP_CONGESTION=no-such-cc: the kernel refused it"),
+            std::string::npos)
+      << unknown;
   EXPECT_NE(unknown.find("this host offers: "), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("reno"), std::string::npos) << unknown;
   for (const char* bad : {"", "two words", "a-name-of-16-chr", "x/y"}) {
@@ -155,14 +156,14 @@ TEST(TcpCongestion, SettlingGivesAConnectionFromElsewhereTheAcrossHostsChoice) {
 // some connected) ends up with the setting's within-host algorithm.
 TEST(TcpCongestion, MeshConnectionsOnOneHostFollowTheSetting) {
   const std::string within_auto = plan_congestion("auto").within_host;
-  for (const auto& [setting, expected] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [setting, expected] : std::vector<std::pair<std::string, std::string>>{
            {"auto", within_auto}, {"system", host_default()}, {"reno", "reno"}}) {
     auto options = kolo::testing::loopback_tcp_options();
     options.congestion = setting;
     rendezvous::MemoryStore store;
     std::vector<MeshSockets> meshes(3);
-    kolo::testing::run_threads(3, [&](int rank) { meshes[rank] = build_mesh(store, rank, 3, options); });
+    kolo::testing::run_threads(
+        3, [&](int rank) { meshes[rank] = build_mesh(store, rank, 3, options); });
     for (int rank = 0; rank < 3; ++rank)
       for (int peer = 0; peer < 3; ++peer) {
         if (peer == rank) continue;

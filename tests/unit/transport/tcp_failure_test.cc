@@ -1,6 +1,5 @@
 // Failures must reach every rank quickly with the root cause, never hang.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -162,8 +161,8 @@ TEST(TcpFailure, ConnectTimeoutNamesTheMissingRank) {
   options.connect_timeout = 400ms;
   run_threads(2, [&](int rank) {  // rank 2 of 3 never shows up
     auto start = Clock::now();
-    std::string what = error_of<TimeoutError>(
-        [&] { transport::tcp::connect_full_mesh(store, rank, 3, options); });
+    std::string what =
+        error_of<TimeoutError>([&] { transport::tcp::connect_full_mesh(store, rank, 3, options); });
     EXPECT_LT(Clock::now() - start, 2s);
     EXPECT_TRUE(contains(what, "rank(s) 2 ")) << what;
   });

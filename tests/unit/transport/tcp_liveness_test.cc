@@ -1,6 +1,7 @@
 // Peer liveness: a peer that stops answering is declared lost after the peer
 // timeout (naming it), long before the operation timeout; a quiet but live
 // peer never is, because heartbeats keep its connection talking.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,8 +11,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/errno_text.h"
 #include "common/error.h"
@@ -37,13 +36,14 @@ class SilentPeer {
   explicit SilentPeer(rendezvous::Store& store) {
     const uint64_t nonce = 0x5157e47;
     store.set("tcp/meta/1", rendezvous::to_bytes(fmt::format("{:x} silenthost", nonce)));
-    store.set("tcp/addr/1", rendezvous::to_bytes("127.0.0.1:9"));  // never dialled: rank 1 is the highest
+    store.set("tcp/addr/1",
+              rendezvous::to_bytes("127.0.0.1:9"));  // never dialled: rank 1 is the highest
     std::string addr = rendezvous::to_string(store.wait_get("tcp/addr/0", 10s));
     std::string meta = rendezvous::to_string(store.wait_get("tcp/meta/0", 10s));
     const auto deadline = Clock::now() + 10s;
     int err = 0;
-    fd_ = tcp::try_connect(addr.substr(0, addr.rfind(':')), std::stoi(addr.substr(addr.rfind(':') + 1)), 0,
-                           "", deadline, &err);
+    fd_ = tcp::try_connect(addr.substr(0, addr.rfind(':')),
+                           std::stoi(addr.substr(addr.rfind(':') + 1)), 0, "", deadline, &err);
     if (!fd_.valid()) throw IoError("silent peer: connect: " + kolo::errno_text(err));
     tcp::Hello hello;
     hello.acceptor_nonce = std::stoull(meta.substr(0, meta.find(' ')), nullptr, 16);
@@ -67,7 +67,8 @@ class SilentPeer {
     tcp::FrameHeader header;
     uint64_t trailer = 0;
     int err = 0;
-    if (!tcp::read_all_until(fd_.get(), &header, sizeof(header), deadline, &err)) return std::nullopt;
+    if (!tcp::read_all_until(fd_.get(), &header, sizeof(header), deadline, &err))
+      return std::nullopt;
     std::string body(header.length, '\0');
     if (!tcp::read_all_until(fd_.get(), body.data(), body.size(), deadline, &err) ||
         !tcp::read_all_until(fd_.get(), &trailer, sizeof(trailer), deadline, &err))
@@ -128,7 +129,8 @@ TEST(TcpLiveness, SilentPeerIsLostAfterThePeerTimeoutNotTheOperationTimeout) {
   const auto took = Clock::now() - start;
   listener.join();
 
-  EXPECT_TRUE(contains(what, "rank 1 (host silenthost) stopped answering: nothing received for ")) << what;
+  EXPECT_TRUE(contains(what, "rank 1 (host silenthost) stopped answering: nothing received for "))
+      << what;
   EXPECT_TRUE(contains(what, "receive tag 5")) << what;
   EXPECT_GE(took, 500ms);
   EXPECT_LT(took, 5s) << "caught by the operation timeout instead of the peer timeout";

@@ -21,7 +21,8 @@ using kolo::testing::run_ranks;
 // Deterministic bytes that differ per (source, destination, position).
 std::vector<uint8_t> pattern(size_t bytes, int src, int dst) {
   std::vector<uint8_t> out(bytes);
-  for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(i * 31 + src * 7 + dst * 13 + (i >> 12));
+  for (size_t i = 0; i < bytes; ++i)
+    out[i] = static_cast<uint8_t>(i * 31 + src * 7 + dst * 13 + (i >> 12));
   return out;
 }
 
@@ -76,7 +77,8 @@ TEST_P(TcpAllPairs, Exchange) {
     for (int p = 0; p < size; ++p) requests.push_back(ctx.irecv(p, 77, inbox[p].data(), bytes));
     for (int p = 0; p < size; ++p) requests.push_back(ctx.isend(p, 77, outbox[p].data(), bytes));
     for (auto& r : requests) r->wait();
-    for (int p = 0; p < size; ++p) EXPECT_EQ(inbox[p], pattern(bytes, p, ctx.rank())) << "from " << p;
+    for (int p = 0; p < size; ++p)
+      EXPECT_EQ(inbox[p], pattern(bytes, p, ctx.rank())) << "from " << p;
   });
 }
 
@@ -111,7 +113,8 @@ TEST(TcpMessaging, TagsMatchInAnyPostingOrder) {
     for (auto& r : recvs) r->wait();
     for (auto& s : sends) s->wait();
     for (int k = 0; k < kPerTag; ++k)
-      for (int t = 0; t < kTags; ++t) EXPECT_EQ(got[k * kTags + t], t * 100 + k + other * 1'000'000);
+      for (int t = 0; t < kTags; ++t)
+        EXPECT_EQ(got[k * kTags + t], t * 100 + k + other * 1'000'000);
   });
 }
 
@@ -211,7 +214,8 @@ TEST(TcpMessaging, LargeMessagesThroughSmallSocketBuffers) {
   options.socket_buffer_bytes = 64 * 1024;
   auto mesh = make_tcp_mesh(2, options);
   run_ranks(mesh, [](Context& ctx) {
-    for (size_t bytes : {size_t{100'000}, size_t{3} << 20}) exchange_and_check(ctx, 6, bytes, false);
+    for (size_t bytes : {size_t{100'000}, size_t{3} << 20})
+      exchange_and_check(ctx, 6, bytes, false);
   });
 }
 

@@ -97,8 +97,10 @@ TEST(TcpThroughput, DISABLED_MemcpyReference) {
   std::vector<uint8_t> a(bytes, 1), b(bytes, 2);
   std::memcpy(b.data(), a.data(), bytes);
   auto start = Clock::now();
-  for (int i = 0; i < 10; ++i) std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), bytes);
-  std::printf("memcpy 64 MiB: %8.1f MB/s\n", static_cast<double>(bytes) * 10 / seconds_since(start) / 1e6);
+  for (int i = 0; i < 10; ++i)
+    std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), bytes);
+  std::printf("memcpy 64 MiB: %8.1f MB/s\n",
+              static_cast<double>(bytes) * 10 / seconds_since(start) / 1e6);
 }
 
 }  // namespace
