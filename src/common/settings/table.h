@@ -519,14 +519,22 @@ inline constexpr Spec kTable[] = {
 };
 #pragma GCC diagnostic pop
 
-// The entry named `name` (KOLO_ spelling); usable at compile time, where an
-// unknown name fails the build (see settings::Name).
-constexpr const Spec* find_spec(std::string_view name) {
-  for (const Spec& spec : kTable)
-    if (spec.name == name) return &spec;
-  return nullptr;
+constexpr size_t kSettingCount = sizeof(kTable) / sizeof(kTable[0]);
+
+// The index of the entry named `name` (KOLO_ spelling), kSettingCount when
+// there is none. An index, not a pointer: GCC's -fsanitize=undefined makes
+// pointer comparisons unusable in constant expressions, and settings::Name
+// looks names up at compile time.
+constexpr size_t index_of_setting(std::string_view name) {
+  for (size_t i = 0; i < kSettingCount; ++i)
+    if (kTable[i].name == name) return i;
+  return kSettingCount;
 }
 
-constexpr size_t kSettingCount = sizeof(kTable) / sizeof(kTable[0]);
+// The entry named `name`, or nullptr.
+constexpr const Spec* find_spec(std::string_view name) {
+  const size_t i = index_of_setting(name);
+  return i == kSettingCount ? nullptr : &kTable[i];
+}
 
 }  // namespace kolo::settings

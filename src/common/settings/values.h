@@ -28,13 +28,13 @@ namespace kolo::settings {
 class Name {
  public:
   // NOLINTNEXTLINE(google-explicit-constructor): written as a plain literal
-  consteval Name(const char* name) : spec_(find_spec(name)) {
-    if (spec_ == nullptr) throw "not a setting in settings/table.h";
+  consteval Name(const char* name) : index_(index_of_setting(name)) {
+    if (index_ == kSettingCount) throw "not a setting in settings/table.h";
   }
-  const Spec& spec() const { return *spec_; }
+  const Spec& spec() const { return kTable[index_]; }
 
  private:
-  const Spec* spec_;
+  size_t index_;
 };
 
 // Where values come from: the value of a variable, or nullopt when unset.
