@@ -91,6 +91,12 @@ struct InitOptions {
   // Process sets created at init with ids 1, 2, ... in this order; every
   // rank must pass the same list.
   std::vector<std::vector<int>> process_sets{};
+  // Horovod's init(comm=...): the job is these ranks of MPI_COMM_WORLD (in
+  // this order), or the MPI communicator whose MPI_Comm handle lives at
+  // `mpi_comm` (mpi4py: MPI._addressof(comm)); either runs over the MPI
+  // backend. A rank not in `mpi_ranks` gets kInvalidArgument.
+  std::vector<int> mpi_ranks{};
+  const void* mpi_comm = nullptr;
 };
 
 // The completion of one operation. Copies share the same operation. A
@@ -160,6 +166,9 @@ class Engine {
   int local_size() const;
   int cross_rank() const;
   int cross_size() const;
+  // The backend of the job's global set: "tcp" (Kolo's own TCP and shared
+  // memory) or "mpi".
+  std::string backend_name() const;
 
   // Elastic jobs (kolorun --min-np/--max-np/--host-discovery-script): each
   // Engine joins one round; outside elastic mode the round is -1. Construction

@@ -6,12 +6,14 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "dlpack_view.h"
 #include "kolo/engine.h"
+#include "mpi_binding.h"
 #include "operations_binding.h"
 #include "settings_binding.h"
 #include "status_to_python.h"
@@ -111,11 +113,15 @@ ReduceOptions reduce_options(const std::string& op, double prescale, double post
 
 void bind_engine(py::module_& m) {
   py::class_<Engine>(m, "Engine")
-      .def(py::init([](std::vector<std::vector<int>> process_sets) {
+      .def(py::init([](std::vector<std::vector<int>> process_sets, std::vector<int> mpi_ranks,
+                       uintptr_t mpi_comm_address) {
              py::gil_scoped_release release;  // rendezvous blocks until peers arrive
-             return Engine(InitOptions{std::move(process_sets)});
+             return Engine(InitOptions{std::move(process_sets), std::move(mpi_ranks),
+                                       reinterpret_cast<const void*>(mpi_comm_address)});
            }),
-           py::arg("process_sets") = std::vector<std::vector<int>>{})
+           py::arg("process_sets") = std::vector<std::vector<int>>{},
+           py::arg("mpi_ranks") = std::vector<int>{}, py::arg("mpi_comm_address") = 0)
+      .def_property_readonly("backend", &Engine::backend_name)
       .def_property_readonly("rank", &Engine::rank)
       .def_property_readonly("size", &Engine::size)
       .def_property_readonly("local_rank", &Engine::local_rank)
@@ -296,4 +302,5 @@ PYBIND11_MODULE(_core, m) {
   kolo::python::bind_handle(m);
   kolo::python::bind_settings(m);
   kolo::python::bind_operations(m);
+  kolo::python::bind_mpi(m);
 }

@@ -14,6 +14,7 @@
 namespace kolo::backends {
 
 std::vector<std::string> available_backends() {
+  if (mpi_available()) return {"tcp", "mpi"};
   return {"tcp"};
 }
 
@@ -34,8 +35,20 @@ std::unique_ptr<Backend> create_backend(rendezvous::Store& store, int rank, int 
 
 std::unique_ptr<Backend> create_backend(rendezvous::Store& store, int rank, int size,
                                         const BackendOptions& options) {
+  if (options.name == "mpi") {
+    // MPI finds its ranks itself; the store is not needed, but the caller's
+    // layout must be MPI's.
+    SelfConnectedWorld world = connect_mpi_world({});
+    if (world.backend->rank() != rank || world.backend->size() != size) {
+      throw InvalidArgument(fmt::format(
+          "KOLO_BACKEND=mpi: MPI_COMM_WORLD makes this rank {} of {}, the launcher said {} of {}",
+          world.backend->rank(), world.backend->size(), rank, size));
+    }
+    return std::move(world.backend);
+  }
   if (options.name != "auto" && options.name != "tcp") {
-    throw InvalidArgument(fmt::format("KOLO_BACKEND='{}' is not one of auto, tcp", options.name));
+    throw InvalidArgument(
+        fmt::format("KOLO_BACKEND='{}' is not one of auto, tcp, mpi", options.name));
   }
   // "tcp" names the transport: no shared memory either.
   transport::shm::ShmOptions shm = options.shm;

@@ -72,6 +72,11 @@ void check_launch(const Config& c) {
     throw InvalidArgument(
         "KOLO_ELASTIC=1 needs KOLO_ELASTIC_WORKER, KOLO_RENDEZVOUS_ADDR and KOLO_RENDEZVOUS_PORT "
         "(kolorun's elastic mode sets them)");
+  // MPI connects the ranks itself (under mpirun); no store is needed.
+  const bool mpi = c.engine.backend == "mpi";
+  if (mpi && c.elastic.enabled)
+    throw InvalidArgument("KOLO_BACKEND=mpi cannot run an elastic job (MPI's world is fixed)");
+  if (mpi) return;
   if (c.layout.size > 1 && (rv.address.empty() || rv.port == 0))
     throw InvalidArgument(fmt::format(
         "KOLO_SIZE={} needs a rendezvous server: set KOLO_RENDEZVOUS_ADDR and KOLO_RENDEZVOUS_PORT "
@@ -95,8 +100,8 @@ Config Config::FromSettings(const settings::Values& values) {
   c.layout = read_layout(values);
   c.rendezvous = read_rendezvous(values);
   c.elastic = read_elastic(values);
-  check_launch(c);
   c.engine = read_engine_settings(values);
+  check_launch(c);
   return c;
 }
 

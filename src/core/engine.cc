@@ -9,6 +9,7 @@
 #include "common/logging.h"
 #include "core/executor.h"
 #include "core/operation_table.h"
+#include "core/self_connected_world.h"
 #include "core/tensor_validation.h"
 #include "core/world.h"
 #include "rendezvous/prefix_store.h"
@@ -55,17 +56,14 @@ Engine::~Engine() {
 }
 
 void Engine::connect(EngineOptions& options) {
-  store_ = options.store ? options.store : connect_store(config_);
-  if (config_.elastic.enabled) join_elastic_round();
+  if (backends::backend_connects_itself(config_.settings, options.mpi_comm)) {
+    // MPI: no store (mpirun gives none); the layout is the communicator's,
+    // and each init makes a fresh communicator, so no init counter either.
+    global_backend_ = connect_self_connected(config_, options.mpi_comm);
+  } else {
+    connect_through_store(options);
+  }
   const auto& layout = config_.layout;
-  // Each init of a process gets fresh keys: the addresses published by an
-  // earlier init in the same job are stale. Every rank inits the same
-  // number of times, so the counters agree.
-  int64_t generation =
-      store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
-  auto scoped = std::make_shared<rendezvous::PrefixStore>(
-      fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
-  global_backend_ = connect_backend(*scoped, config_);
 
   std::vector<int> everyone(static_cast<size_t>(layout.size));
   for (int r = 0; r < layout.size; ++r) everyone[r] = r;
@@ -81,6 +79,19 @@ void Engine::connect(EngineOptions& options) {
     sets_[id] = make_set(id, std::move(ranks));
     cache_stats_[id] = std::make_unique<SetCache>();
   }
+}
+
+void Engine::connect_through_store(EngineOptions& options) {
+  store_ = options.store ? options.store : connect_store(config_);
+  if (config_.elastic.enabled) join_elastic_round();
+  // Each init of a process gets fresh keys: the addresses published by an
+  // earlier init in the same job are stale. Every rank inits the same
+  // number of times, so the counters agree.
+  int64_t generation = store_->add(
+      fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, config_.layout.rank), 1);
+  auto scoped = std::make_shared<rendezvous::PrefixStore>(
+      fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
+  global_backend_ = connect_backend(*scoped, config_);
 }
 
 void Engine::join_elastic_round() {

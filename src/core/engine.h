@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/registry.h"
 #include "common/thread_annotations.h"
 #include "core/config.h"
 #include "core/elastic_worker.h"
@@ -54,6 +55,8 @@ struct EngineOptions {
   std::function<void(const std::string&)> on_stall_warning;
   // Tests: meet in this store instead of the one the config names.
   std::shared_ptr<rendezvous::Store> store;
+  // init(comm=...): the job is this MPI communicator, over the MPI backend.
+  backends::MpiCommunicator mpi_comm;
 };
 
 struct CacheStats {
@@ -78,6 +81,8 @@ class Engine {
   void shutdown() KOLO_EXCLUDES(mutex_);
 
   const RankLayout& layout() const { return config_.layout; }
+  // The global set's backend ("tcp", "mpi"); fixed from construction on.
+  std::string_view backend_name() const { return global_backend_->name(); }
   const Config& config() const { return config_; }
 
   // Elastic mode: the round this engine joined (-1 when not elastic) and
@@ -131,6 +136,7 @@ class Engine {
   };
 
   void connect(EngineOptions& options) KOLO_EXCLUDES(mutex_);
+  void connect_through_store(EngineOptions& options);
   void join_elastic_round();
   void check_same_on_all_ranks(const std::vector<std::vector<int>>& sets);
   std::shared_ptr<ProcessSet> make_set(int32_t id, std::vector<int> ranks);

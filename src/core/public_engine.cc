@@ -152,6 +152,8 @@ Engine::Engine(InitOptions options)
     : engine_(translated([&] {
         core::EngineOptions engine_options;
         engine_options.process_sets = std::move(options.process_sets);
+        engine_options.mpi_comm.world_ranks = std::move(options.mpi_ranks);
+        engine_options.mpi_comm.comm_address = options.mpi_comm;
         return std::make_unique<core::Engine>(Config::FromEnv(), std::move(engine_options));
       })) {}
 
@@ -183,6 +185,9 @@ int Engine::cross_rank() const {
 }
 int Engine::cross_size() const {
   return core_engine().layout().cross_size;
+}
+std::string Engine::backend_name() const {
+  return std::string(core_engine().backend_name());
 }
 
 int64_t Engine::elastic_round() const {

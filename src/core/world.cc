@@ -1,6 +1,7 @@
 #include "core/world.h"
 
 #include "backends/registry.h"
+#include "core/self_connected_world.h"
 #include "rendezvous/memory_store.h"
 #include "rendezvous/prefix_store.h"
 #include "rendezvous/tcp_store_client.h"
@@ -25,6 +26,14 @@ std::unique_ptr<backends::Backend> connect_backend(rendezvous::Store& store, con
 
 World connect_world(const Config& config) {
   World world;
+  if (backends::backend_connects_itself(config.settings, {})) {
+    // MPI connects the ranks itself; tools get a store of their own.
+    Config self_connected = config;
+    world.backend = connect_self_connected(self_connected, {});
+    world.store = std::make_shared<rendezvous::PrefixStore>(
+        config.rendezvous.prefix, std::make_shared<rendezvous::MemoryStore>());
+    return world;
+  }
   world.store =
       std::make_shared<rendezvous::PrefixStore>(config.rendezvous.prefix, connect_store(config));
   world.backend = connect_backend(*world.store, config);

@@ -31,10 +31,12 @@ class Runtime:
 
     # --- lifecycle -------------------------------------------------------
 
-    def init(self, process_sets=None):
+    def init(self, process_sets=None, mpi_ranks=(), mpi_comm_address=0):
         """Joins the job (idempotent while initialized). `process_sets`: ProcessSet
         objects or rank lists, identical on every rank; "dynamic" is accepted for
-        Horovod compatibility (sets can always be added later)."""
+        Horovod compatibility (sets can always be added later). `mpi_ranks` /
+        `mpi_comm_address`: the job is those MPI_COMM_WORLD ranks, or that MPI
+        communicator, over the MPI backend (see basics.init)."""
         with self._lock:
             if self._engine is not None:
                 return
@@ -42,7 +44,8 @@ class Runtime:
             if process_sets is not None and process_sets != "dynamic":
                 sets = [ps if isinstance(ps, ProcessSet) else ProcessSet(ps) for ps in process_sets]
             try:
-                engine = _core.Engine([ps.ranks for ps in sets])
+                engine = _core.Engine([ps.ranks for ps in sets], list(mpi_ranks),
+                                      mpi_comm_address)
             except _core.WorkerRemoved as removed:
                 raise WorkerRemovedError(str(removed)) from None
             self._engine = engine

@@ -458,10 +458,11 @@ inline constexpr Spec kTable[] = {
     {.name = "KOLO_BACKEND",
      .kind = Kind::kChoice,
      .fallback = "auto",
-     .choices = "auto|tcp",
+     .choices = "auto|tcp|mpi",
      .section = kEngine,
-     .description = "communication backend: `auto` or `tcp` (TCP only, no shared memory; MPI "
-                    "and NCCL come later)"},
+     .description = "communication backend: `auto`, `tcp` (TCP only, no shared memory) or `mpi` "
+                    "(the MPI library's collectives, for fabrics TCP cannot use; ranks started by "
+                    "mpirun, no rendezvous server; needs the plugin libkolo_mpi.so and libmpi)"},
 
     // Logging.
     {.name = "KOLO_LOG_LEVEL",
