@@ -16,6 +16,8 @@ packages=(
   python3-dev python3-venv python3-pip pybind11-dev python3-pybind11 libdlpack-dev
   python3-numpy python3-torch python3-sklearn python3-tqdm python3-cloudpickle
   python3-pytest python3-pytest-timeout
+  # mpi4py communicators for hvd.init(comm=...) (tests/python/launcher/test_mpi_backend.py).
+  python3-mpi4py
   # The elastic seed script (tests/python/launcher/seeds) imports these.
   python3-torchvision python3-filelock
 )

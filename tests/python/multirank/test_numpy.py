@@ -67,9 +67,11 @@ def test_topology_matches_the_launcher():
     assert hvd.global_process_set.ranks == list(range(SIZE))
 
 
-def test_init_is_idempotent_and_rejects_comm():
+def test_init_is_idempotent_and_refuses_a_new_comm():
     hvd.init()
     assert hvd.rank() == RANK
+    # The communicator is chosen by the first init (tests/python/launcher/
+    # test_mpi_backend.py runs init(comm=...) under mpirun).
     with pytest.raises(ValueError, match="comm"):
         hvd.init(comm=[0, 1])
 
