@@ -5,8 +5,11 @@ kolorun and checks its own results. Speed is not checked here."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 from elastic_job import job_env, kolorun
 
@@ -50,6 +53,17 @@ def test_compare_prints_the_alltoall_table():
     assert "## alltoall, 2 ranks (size: what each rank sends)" in job.stdout, report
     sizes = re.findall(r"^\s+(\d+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$",
                        job.stdout, re.MULTILINE)
+    assert sizes == ["1024", "4096"], report
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun is not installed")
+def test_compare_runs_kolo_over_its_mpi_backend_beside_openmpi():
+    job, report = run([os.path.join(BENCH, "compare"), "--tools", "mpi,kolo-mpi", "--collectives",
+                       "allreduce", "--np", "2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2",
+                       "-w", "1", "-r", "1", "--wait-idle", "0"], timeout=180)
+    assert job.returncode == 0, report
+    assert "kolo-mpi/mpi" in job.stdout and "Kolo over MPI busbw" in job.stdout, report
+    sizes = re.findall(r"^\s+(\d+)(?:\s+[0-9.]+){5}$", job.stdout, re.MULTILINE)
     assert sizes == ["1024", "4096"], report
 
 
