@@ -39,11 +39,11 @@ void add_elastic_flags(CLI::App& app, RawFlags& f) {
 // horovodrun's controller flags: which program starts the ranks.
 void add_launcher_flags(CLI::App& app, RawFlags& f) {
   const std::string group = "Launcher (horovodrun's controller)";
-  auto* gloo = app.add_flag("--gloo", f.use_gloo,
-                            "start the ranks with kolorun itself (the default)")
-                   ->group(group);
-  auto* mpi = app.add_flag("--mpi", f.use_mpi, "start the ranks with the system's mpirun")
-                  ->group(group);
+  auto* gloo =
+      app.add_flag("--gloo", f.use_gloo, "start the ranks with kolorun itself (the default)")
+          ->group(group);
+  auto* mpi =
+      app.add_flag("--mpi", f.use_mpi, "start the ranks with the system's mpirun")->group(group);
   auto* jsrun =
       app.add_flag("--jsrun", f.use_jsrun, "start the ranks with IBM's jsrun (not supported)")
           ->group(group);
@@ -67,8 +67,11 @@ void add_launcher_flags(CLI::App& app, RawFlags& f) {
 void add_switch_pair(CLI::App& app, const std::string& on, const std::string& off,
                      std::optional<bool>& target, const std::string& help,
                      const std::string& group) {
-  auto* yes = app.add_flag_callback(on, [&target] { target = true; }, help)->group(group);
-  auto* no = app.add_flag_callback(off, [&target] { target = false; }, "the opposite of " + on)
+  auto* yes = app.add_flag_callback(
+                     on, [&target] { target = true; }, help)
+                  ->group(group);
+  auto* no = app.add_flag_callback(
+                    off, [&target] { target = false; }, "the opposite of " + on)
                  ->group(group);
   yes->excludes(no);
 }
@@ -76,7 +79,8 @@ void add_switch_pair(CLI::App& app, const std::string& on, const std::string& of
 template <typename T>
 void add_optional(CLI::App& app, const std::string& name, std::optional<T>& target,
                   const std::string& help, const std::string& group) {
-  app.add_option_function<T>(name, [&target](const T& value) { target = value; }, help)
+  app.add_option_function<T>(
+         name, [&target](const T& value) { target = value; }, help)
       ->group(group);
 }
 
@@ -84,8 +88,7 @@ void add_horovod_only_flags(CLI::App& app, HorovodOnlyRequests& r) {
   const std::string group = "horovodrun features Kolo lacks (accepted; see the user guide)";
   add_switch_pair(app, "--autotune", "--no-autotune", r.autotune, "warns: Kolo has no autotuner",
                   group);
-  add_optional(app, "--autotune-log-file", r.autotune_log_file, "used only with --autotune",
-               group);
+  add_optional(app, "--autotune-log-file", r.autotune_log_file, "used only with --autotune", group);
   add_optional(app, "--autotune-warmup-samples", r.autotune_warmup_samples,
                "used only with --autotune", group);
   add_optional(app, "--autotune-steps-per-sample", r.autotune_steps_per_sample,

@@ -57,10 +57,10 @@ std::vector<std::string> check_horovod_only(const HorovodOnlyRequests& r) {
         "setting has no effect",
         *r.num_nccl_streams));
   if (r.thread_affinity)
-    warnings.push_back(fmt::format(
-        "--thread-affinity {}: Kolo does not pin its background thread to a core; the "
-        "setting has no effect",
-        *r.thread_affinity));
+    warnings.push_back(
+        fmt::format("--thread-affinity {}: Kolo does not pin its background thread to a core; the "
+                    "setting has no effect",
+                    *r.thread_affinity));
   return warnings;
 }
 

@@ -80,7 +80,8 @@ std::vector<std::string> mpirun_command(const LaunchOptions& options,
   std::vector<std::string> rsh;
   if (options.ssh.port) rsh.push_back(fmt::format("-p {}", *options.ssh.port));
   if (!options.ssh.identity_file.empty()) rsh.push_back("-i " + options.ssh.identity_file);
-  if (!rsh.empty()) argv.insert(argv.end(), {"--mca", "plm_rsh_args", fmt::format("{}", fmt::join(rsh, " "))});
+  if (!rsh.empty())
+    argv.insert(argv.end(), {"--mca", "plm_rsh_args", fmt::format("{}", fmt::join(rsh, " "))});
   if (!mpi.network_interfaces.empty())
     argv.insert(argv.end(), {"--mca", "btl_tcp_if_include",
                              fmt::format("{}", fmt::join(mpi.network_interfaces, ","))});
@@ -105,8 +106,8 @@ JobResult launch_with_mpirun(const LaunchOptions& options, int stdout_fd, int st
   RankLaunch mpirun;
   mpirun.slot.host = "localhost";
   mpirun.spawn.env = mpirun_environment(launcher_env, options, context.rendezvous());
-  mpirun.spawn.argv = mpirun_command(options, mpirun_exported_names(launcher_env, options),
-                                     ::geteuid() == 0);
+  mpirun.spawn.argv =
+      mpirun_command(options, mpirun_exported_names(launcher_env, options), ::geteuid() == 0);
   if (options.verbose)
     write_fully(stderr_fd, fmt::format("kolorun: {}\n", fmt::join(mpirun.spawn.argv, " ")));
 
@@ -119,8 +120,7 @@ JobResult launch_with_mpirun(const LaunchOptions& options, int stdout_fd, int st
   launches.push_back(std::move(mpirun));
   JobResult result = Job(std::move(launches), job).run();
   // mpirun's own exit code and words, not those of a rank 0 it stood for.
-  if (!result.ranks.empty() && result.ranks[0] && result.interrupted_by == 0 &&
-      !result.timed_out) {
+  if (!result.ranks.empty() && result.ranks[0] && result.interrupted_by == 0 && !result.timed_out) {
     const ExitStatus& status = *result.ranks[0];
     result.exit_code = status.signal ? 128 + status.signal : status.code;
     result.message = status.ok() ? "" : fmt::format("mpirun {}", status.describe());
