@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "runner/shell_words.h"
 
@@ -21,20 +23,17 @@ std::string search_path(const Environment& env) {
 // own setting, KOLO_IFACE, takes the first).
 std::vector<std::string> interfaces(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const char* flag : {"--network-interface", "--network-interfaces"}) {
-    const CLI::Option* opt = app.get_option_no_throw(flag);
-    if (opt == nullptr) continue;
-    for (const std::string& value : opt->results())
-      for (const std::string& name : split_shell_words(value, flag)) {
-        size_t start = 0;
-        while (start <= name.size()) {
-          const size_t comma = name.find(',', start);
-          const std::string part = name.substr(start, comma - start);
-          if (!part.empty()) names.push_back(part);
-          if (comma == std::string::npos) break;
-          start = comma + 1;
-        }
-      }
+  // One option under both spellings; each value may be a comma-separated list.
+  for (const std::string& value : app.get_option("--network-interface")->results()) {
+    size_t start = 0;
+    while (start <= value.size()) {
+      const size_t comma = value.find(',', start);
+      const std::string name = value.substr(start, comma - start);
+      if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(name);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
   return names;
 }

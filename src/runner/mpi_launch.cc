@@ -8,6 +8,7 @@
 #include "runner/launch_context.h"
 #include "runner/launcher.h"
 #include "runner/output_mux.h"
+#include "runner/shell_words.h"
 #include "runner/signal_capture.h"
 
 namespace kolo::runner {
@@ -109,7 +110,7 @@ JobResult launch_with_mpirun(const LaunchOptions& options, int stdout_fd, int st
   mpirun.spawn.argv =
       mpirun_command(options, mpirun_exported_names(launcher_env, options), ::geteuid() == 0);
   if (options.verbose)
-    write_fully(stderr_fd, fmt::format("kolorun: {}\n", fmt::join(mpirun.spawn.argv, " ")));
+    write_fully(stderr_fd, fmt::format("kolorun: {}\n", shell_quoted(mpirun.spawn.argv)));
 
   JobOptions job = job_options(options, stdout_fd, stderr_fd, signals.fd());
   job.output.tagged = false;  // mpirun tags and files the output itself

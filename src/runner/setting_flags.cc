@@ -29,9 +29,12 @@ void SettingFlags::add_to(CLI::App& app) {
                      fmt::format("sets {} to {}", spec.name, settings::value_from_off_switch(spec)))
             ->group(group);
     } else {
-      app.add_option(names, values_[&spec], help)
-          ->type_name(std::string(spec.flag.value_name))
-          ->group(group);
+      auto* option = app.add_option(names, values_[&spec], help)
+                         ->type_name(std::string(spec.flag.value_name))
+                         ->group(group);
+      // horovodrun's --network-interface may be repeated; the setting takes the first.
+      if (spec.flag.form == FlagSpec::Form::kFirstOfList)
+        option->multi_option_policy(CLI::MultiOptionPolicy::TakeFirst);
     }
   }
 }

@@ -15,4 +15,8 @@ namespace kolo::runner {
 // trailing backslash: "--mpi-args: unterminated ' quote in ...".
 std::vector<std::string> split_shell_words(const std::string& text, const std::string& what);
 
+// The words as one line a shell splits back into them (for --verbose):
+// words with blanks or shell characters in single quotes.
+std::string shell_quoted(const std::vector<std::string>& words);
+
 }  // namespace kolo::runner

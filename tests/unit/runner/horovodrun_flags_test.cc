@@ -39,8 +39,8 @@ struct Case {
 class HorovodrunFlags : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("kolo-flags-" + std::to_string(::getpid()));
+    dir_ =
+        std::filesystem::path(::testing::TempDir()) / ("kolo-flags-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
     const auto mpirun = dir_ / "mpirun";
     std::ofstream(mpirun) << "#!/bin/sh\nexit 0\n";
@@ -94,8 +94,8 @@ class HorovodrunFlags : public ::testing::Test {
 };
 
 TEST_F(HorovodrunFlags, EverySpellingIsAcceptedOrRefusedAsDocumented) {
-  const std::string config = std::string(KOLO_SOURCE_DIR) +
-                             "/tests/unit/runner/data/horovod_config.test.yaml";
+  const std::string config =
+      std::string(KOLO_SOURCE_DIR) + "/tests/unit/runner/data/horovod_config.test.yaml";
   using O = Outcome;
   const std::vector<Case> cases = {
       {{"-h"}, O::kExitOk, "--num-proc"},
@@ -117,17 +117,22 @@ TEST_F(HorovodrunFlags, EverySpellingIsAcceptedOrRefusedAsDocumented) {
       {{"-np", "2", "--ssh-port", "2222", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "-i", "/k/id", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--ssh-identity-file", "/k/id", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--fusion-threshold-mb", "32", "prog"}, O::kLaunch,
+      {{"-np", "2", "--fusion-threshold-mb", "32", "prog"},
+       O::kLaunch,
        "KOLO_FUSION_THRESHOLD=33554432"},
       {{"-np", "2", "--cycle-time-ms", "2", "prog"}, O::kLaunch, "KOLO_CYCLE_TIME=2"},
       {{"-np", "2", "--cache-capacity", "10", "prog"}, O::kLaunch, "KOLO_CACHE_CAPACITY=10"},
-      {{"-np", "2", "--hierarchical-allreduce", "prog"}, O::kLaunch,
+      {{"-np", "2", "--hierarchical-allreduce", "prog"},
+       O::kLaunch,
        "KOLO_HIERARCHICAL_ALLREDUCE=1"},
-      {{"-np", "2", "--no-hierarchical-allreduce", "prog"}, O::kLaunch,
+      {{"-np", "2", "--no-hierarchical-allreduce", "prog"},
+       O::kLaunch,
        "KOLO_HIERARCHICAL_ALLREDUCE=0"},
-      {{"-np", "2", "--hierarchical-allgather", "prog"}, O::kLaunch,
+      {{"-np", "2", "--hierarchical-allgather", "prog"},
+       O::kLaunch,
        "KOLO_HIERARCHICAL_ALLGATHER=1"},
-      {{"-np", "2", "--no-hierarchical-allgather", "prog"}, O::kLaunch,
+      {{"-np", "2", "--no-hierarchical-allgather", "prog"},
+       O::kLaunch,
        "KOLO_HIERARCHICAL_ALLGATHER=0"},
       {{"-np", "2", "--torus-allreduce", "prog"}, O::kWarn, "Kolo has no torus allreduce"},
       {{"-np", "2", "--no-torus-allreduce", "prog"}, O::kLaunch, ""},
@@ -145,28 +150,32 @@ TEST_F(HorovodrunFlags, EverySpellingIsAcceptedOrRefusedAsDocumented) {
       {{"-np", "2", "--slots-per-host", "2", "prog"}, O::kWarn, "--slots-per-host applies only"},
       {{"-np", "2", "--elastic-timeout", "60", "prog"}, O::kWarn, "--elastic-timeout applies only"},
       {{"-np", "2", "--reset-limit", "3", "prog"}, O::kWarn, "--reset-limit applies only"},
-      {{"-np", "2", "--blacklist-cooldown-range", "1", "5", "prog"}, O::kWarn,
+      {{"-np", "2", "--blacklist-cooldown-range", "1", "5", "prog"},
+       O::kWarn,
        "--blacklist-cooldown-range applies only"},
       {{"-np", "2", "--timeline-filename", "tl.json", "prog"}, O::kLaunch, "KOLO_TIMELINE=tl.json"},
       {{"-np", "2", "--timeline-mark-cycles", "prog"}, O::kLaunch, "KOLO_TIMELINE_MARK_CYCLES=1"},
-      {{"-np", "2", "--no-timeline-mark-cycles", "prog"}, O::kLaunch,
+      {{"-np", "2", "--no-timeline-mark-cycles", "prog"},
+       O::kLaunch,
        "KOLO_TIMELINE_MARK_CYCLES=0"},
       {{"-np", "2", "--no-stall-check", "prog"}, O::kLaunch, "KOLO_STALL_CHECK_DISABLE=1"},
       {{"-np", "2", "--stall-check", "prog"}, O::kLaunch, "KOLO_STALL_CHECK_DISABLE=0"},
-      {{"-np", "2", "--stall-check-warning-time-seconds", "30", "prog"}, O::kLaunch,
+      {{"-np", "2", "--stall-check-warning-time-seconds", "30", "prog"},
+       O::kLaunch,
        "KOLO_STALL_CHECK_TIME_SECONDS=30"},
-      {{"-np", "2", "--stall-check-shutdown-time-seconds", "90", "prog"}, O::kLaunch,
+      {{"-np", "2", "--stall-check-shutdown-time-seconds", "90", "prog"},
+       O::kLaunch,
        "KOLO_STALL_SHUTDOWN_TIME_SECONDS=90"},
       {{"-np", "2", "--mpi-threads-disable", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--no-mpi-threads-disable", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--mpi-args", "--tag-output", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--tcp", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--binding-args", "--bind-to core", "prog"}, O::kWarn,
+      {{"-np", "2", "--binding-args", "--bind-to core", "prog"},
+       O::kWarn,
        "--binding-args applies only with --mpi"},
       {{"-np", "2", "--num-nccl-streams", "1", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--thread-affinity", "0", "prog"}, O::kWarn, "does not pin its background"},
-      {{"-np", "2", "--gloo-timeout-seconds", "60", "prog"}, O::kLaunch,
-       "KOLO_TIMEOUT_SECONDS=60"},
+      {{"-np", "2", "--gloo-timeout-seconds", "60", "prog"}, O::kLaunch, "KOLO_TIMEOUT_SECONDS=60"},
       {{"-np", "2", "--log-level", "INFO", "prog"}, O::kLaunch, "KOLO_LOG_LEVEL=info"},
       {{"-np", "2", "--log-with-timestamp", "prog"}, O::kLaunch, "KOLO_LOG_HIDE_TIME=0"},
       {{"-np", "2", "--log-without-timestamp", "prog"}, O::kLaunch, "KOLO_LOG_HIDE_TIME=1"},
@@ -181,7 +190,8 @@ TEST_F(HorovodrunFlags, EverySpellingIsAcceptedOrRefusedAsDocumented) {
       {{"-np", "2", "--host-discovery-script", "discover-hosts", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--gloo", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--mpi", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--jsrun", "prog"}, O::kRefuse,
+      {{"-np", "2", "--jsrun", "prog"},
+       O::kRefuse,
        "kolorun: --jsrun needs IBM's jsrun, which is not in PATH"},
   };
   EXPECT_EQ(cases.size(), 71u + 2u);  // horovodrun's 71 spellings and -h/--help
@@ -200,7 +210,8 @@ TEST_F(HorovodrunFlags, AbbreviationsAsArgparseReadsThem) {
       {{"-np", "2", "--output-file", "/tmp/out", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--timeline-file", "tl.json", "prog"}, O::kLaunch, "KOLO_TIMELINE=tl.json"},
       {{"-np", "2", "--fusion", "8", "prog"}, O::kLaunch, "KOLO_FUSION_THRESHOLD=8388608"},
-      {{"-np", "2", "--no-hier", "prog"}, O::kRefuse,
+      {{"-np", "2", "--no-hier", "prog"},
+       O::kRefuse,
        "ambiguous option --no-hier: could be --no-hierarchical-allreduce, "
        "--no-hierarchical-allgather"},
       {{"--num", "2", "prog"}, O::kRefuse, "ambiguous option --num"},
@@ -220,6 +231,13 @@ TEST_F(HorovodrunFlags, LauncherChoices) {
   EXPECT_TRUE(r.options.mpi.enabled);
   EXPECT_EQ(r.options.mpi.mpirun, (dir_ / "mpirun").string());
   EXPECT_EQ(r.options.mpi.extra_args, (std::vector<std::string>{"--tag-output"}));
+  // Every interface named goes to mpirun; Kolo's own setting takes the first.
+  r = parse_command_line(
+      {"-np", "2", "--mpi", "--network-interface", "lo", "--network-interfaces", "lo,eth0", "prog"},
+      env());
+  ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+  EXPECT_EQ(r.options.mpi.network_interfaces, (std::vector<std::string>{"lo", "eth0"}));
+  EXPECT_EQ(r.options.setting("KOLO_IFACE"), "lo");
   // --gloo wins, and says that the MPI words go unused.
   r = parse_command_line({"-np", "2", "--gloo", "--mpi-args", "--tag-output", "prog"}, env());
   ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
@@ -276,7 +294,8 @@ TEST_F(HorovodrunFlags, HorovodsRangeChecksForFeaturesKoloLacks) {
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_NE(r.error.find(flag + " " + value + ": must be"), std::string::npos) << r.error;
   }
-  const CliResult r = parse_command_line({"-np", "2", "--autotune", "--no-autotune", "prog"}, env());
+  const CliResult r =
+      parse_command_line({"-np", "2", "--autotune", "--no-autotune", "prog"}, env());
   EXPECT_EQ(r.exit_code, 2);
 }
 
@@ -292,10 +311,10 @@ TEST_F(HorovodrunFlags, Seed000CommandParsesExactly) {
   EXPECT_EQ(r.options.np, 4);
   EXPECT_EQ(r.options.hosts, (std::vector<HostSlots>{{"a", 2}, {"b", 2}}));
   EXPECT_TRUE(r.options.mpi.enabled);
-  EXPECT_EQ(r.options.mpi.extra_args,
-            (std::vector<std::string>{"--mca", "orte_keep_fqdn_hostnames", "t",
-                                      "--allow-run-as-root", "--display-map", "--tag-output",
-                                      "--timestamp-output"}));
+  EXPECT_EQ(
+      r.options.mpi.extra_args,
+      (std::vector<std::string>{"--mca", "orte_keep_fqdn_hostnames", "t", "--allow-run-as-root",
+                                "--display-map", "--tag-output", "--timestamp-output"}));
   EXPECT_EQ(r.options.command, (std::vector<std::string>{"bash", "-c", "python SCRIPT"}));
 }
 

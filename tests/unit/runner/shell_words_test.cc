@@ -11,7 +11,9 @@ namespace {
 
 using Words = std::vector<std::string>;
 
-Words split(const std::string& text) { return split_shell_words(text, "--mpi-args"); }
+Words split(const std::string& text) {
+  return split_shell_words(text, "--mpi-args");
+}
 
 TEST(ShellWords, BlanksSeparateWords) {
   EXPECT_EQ(split(""), Words{});
@@ -42,6 +44,13 @@ TEST(ShellWords, UnfinishedQuotingIsAnError) {
   } catch (const InvalidArgument& e) {
     EXPECT_STREQ(e.what(), "--mpi-args: unterminated ' quote in '--mca 'x'");
   }
+}
+
+TEST(ShellWords, QuotedLineSplitsBackIntoTheWords) {
+  const Words words = {"mpirun", "--mca", "plm_rsh_args", "-p 22 -i /k/id", "it's", "", "$HOME"};
+  const std::string line = shell_quoted(words);
+  EXPECT_EQ(line, R"(mpirun --mca plm_rsh_args '-p 22 -i /k/id' 'it'\''s' '' '$HOME')");
+  EXPECT_EQ(split(line), words);
 }
 
 }  // namespace
