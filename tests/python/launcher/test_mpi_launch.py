@@ -19,12 +19,14 @@ import pytest
 pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="needs OpenMPI's mpirun")
 
 ALLREDUCE = textwrap.dedent("""
+    import os
+
     import numpy as np
     import kolo.numpy as hvd
 
     hvd.init()
     total = hvd.allreduce(np.array([hvd.rank() + 1.0]), op=hvd.Sum)
-    print(f"rank {hvd.rank()} of {hvd.size()} total {float(total[0])}", flush=True)
+    os.write(1, f"rank {hvd.rank()} of {hvd.size()} total {float(total[0])}\\n".encode())
     hvd.shutdown()
 """)
 
@@ -60,9 +62,10 @@ def test_horovodrun_mpi_args_alone_mean_mpirun(tmp_path):
 
 
 def test_ranks_get_the_store_and_settings_but_no_kolo_layout():
-    show = ("import os; print(os.environ['OMPI_COMM_WORLD_RANK'], os.environ.get('KOLO_RANK'), "
-            "os.environ['KOLO_CYCLE_TIME'], os.environ['MY_VAR'], "
-            "bool(os.environ['KOLO_SECRET']), os.environ['KOLO_RENDEZVOUS_PORT'].isdigit())")
+    # One write per line: mpirun tags every chunk it reads.
+    show = ("import os; e = os.environ; os.write(1, ' '.join(str(v) for v in ("
+            "e['OMPI_COMM_WORLD_RANK'], e.get('KOLO_RANK'), e['KOLO_CYCLE_TIME'], e['MY_VAR'], "
+            "bool(e['KOLO_SECRET']), e['KOLO_RENDEZVOUS_PORT'].isdigit())).encode() + b'\\n')")
     job = run([launcher("kolorun"), "--mpi", "-np", "2", "--cycle-time-ms", "3", "-x", "MY_VAR=v",
                "--verbose", sys.executable, "-c", show])
     assert job.returncode == 0, job.stdout + job.stderr
