@@ -51,7 +51,8 @@ def test_worker_killed_on_a_remote_host_the_others_finish(hosts, tmp_path):
     os.chmod(tmp_path, 0o755)
     marker = f"helper-e2e-ssh-{os.getpid()}-{time.monotonic_ns()}"
     forward = ["-x", "PYTHONPATH"] if os.environ.get("PYTHONPATH") else []
-    args = ["-np", "3", "--min-np", "2", "-H", ",".join(f"{a}:1" for a in hosts.addresses),
+    args = ["--elastic-host-failures", "1", "-np", "3", "--min-np", "2", "-H",
+            ",".join(f"{a}:1" for a in hosts.addresses),
             "-p", str(hosts.port), "-i", hosts.user_key, "--ssh-host-key-checking", "yes",
             "--ssh-known-hosts-file", hosts.known_hosts, "--start-timeout", "20"] + forward + [
             sys.executable, TRAIN, str(outdir), "--marker", marker, "--epochs", EPOCHS,
