@@ -126,6 +126,10 @@ def run(fn, args=(), kwargs=None, num_proc=1, min_num_proc=None, max_num_proc=No
         raise ValueError("kolo.run: mpi_args= is only used with use_mpi=True")
     elastic = _elastic_arguments(num_proc, min_num_proc, max_num_proc, slots, reset_limit,
                                  cooldown_range)
+    if elastic and hosts is None and hostfile is None:
+        # kolorun's elastic mode needs its hosts named; horovod.run's default
+        # is this machine with a slot per process.
+        hosts = f"localhost:{max(num_proc, max_num_proc or 0)}"
     if use_mpi:
         elastic += ["--mpi"] + ([] if mpi_args is None else ["--mpi-args", str(mpi_args)])
     try:

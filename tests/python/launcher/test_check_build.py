@@ -17,9 +17,9 @@ def kolorun():
                                                               "kolorun")
 
 
-def check_build(*extra, env=None):
-    result = subprocess.run([kolorun(), "--check-build", *extra], capture_output=True, text=True,
-                            timeout=90, env=env)
+def check_build(*extra, env=None, program=None):
+    result = subprocess.run([program or kolorun(), "--check-build", *extra], capture_output=True,
+                            text=True, timeout=90, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
@@ -61,7 +61,9 @@ def test_a_python_without_kolo_marks_the_frameworks_missing_with_the_reason(tmp_
     shadow.mkdir()
     (shadow / "__init__.py").write_text("raise ImportError('kolo hidden by the test')\n")
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    frameworks = section(check_build(env=env), "Available Frameworks")
+    # The launcher binary itself: the pip wrapper script would import kolo first.
+    from kolo.launch import launcher_path
+    frameworks = section(check_build(env=env, program=launcher_path()), "Available Frameworks")
     torch_line = next(line for line in frameworks if "PyTorch" in line)
     assert torch_line.startswith("    [ ] PyTorch"), frameworks
     assert "kolo hidden by the test" in torch_line, frameworks

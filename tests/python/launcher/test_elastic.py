@@ -11,6 +11,7 @@ size, and which samples each step processed.
 
 import collections
 import os
+import re
 import sys
 import time
 
@@ -268,11 +269,17 @@ def test_every_worker_failing_fails_the_job(tmp_path, stop_jobs):
     stop_jobs.append(job)
     rc = job.wait()
     assert rc != 0, job.report()
-    for rank, host in enumerate(LOOPBACK_HOSTS):
-        assert_line(job, f"kolorun: rank {rank} (host {host}) exited with code 1; host {host} "
-                         "is blacklisted for the rest of the job")
-    assert_line_matching(job, r"kolorun: job failed: every worker has failed; the last: "
-                              r"rank \d \(host 127\.0\.0\.\d\) exited with code 1")
+    # Each failure blacklists its host; once two are out, --min-np 2 cannot be
+    # reached and nothing can add a host, so the job may end before the
+    # third worker's exit is even seen.
+    blacklisted = [line for line in job.kolorun_lines() if "is blacklisted" in line]
+    assert len(blacklisted) >= 2, job.report()
+    for line in blacklisted:
+        assert re.fullmatch(r"kolorun: rank (\d) \(host (127\.0\.0\.\d)\) exited with code 1; "
+                            r"host \2 is blacklisted for the rest of the job", line), line
+    assert_line_matching(job, r"kolorun: job failed: (every worker has failed; the last: rank \d "
+                              r"\(host 127\.0\.0\.\d\) exited with code 1|1 of at least 2 "
+                              r"workers \(--min-np\) possible, and no host can be added .*)")
     assert not [line for line in job.kolorun_lines() if "round 2" in line], job.report()
 
 

@@ -56,11 +56,10 @@ TEST_F(BuildProbesTest, OtherwiseThePython3InPath) {
 
 TEST_F(BuildProbesTest, ModulesAreReadFromTheInterpretersAnswers) {
   // A stand-in interpreter that answers as the probe script would.
-  const auto fake = write("fake-python",
-                          "#!/bin/sh\necho ok kolo\necho no torch ModuleNotFoundError: nope\n",
-                          true);
-  const PythonModules m = probe_python_modules(fake.string(), {"kolo", "torch"},
-                                               std::chrono::seconds(10));
+  const auto fake = write(
+      "fake-python", "#!/bin/sh\necho ok kolo\necho no torch ModuleNotFoundError: nope\n", true);
+  const PythonModules m =
+      probe_python_modules(fake.string(), {"kolo", "torch"}, std::chrono::seconds(10));
   EXPECT_EQ(m.error, "");
   EXPECT_TRUE(m.imports("kolo"));
   EXPECT_FALSE(m.imports("torch"));
@@ -70,13 +69,12 @@ TEST_F(BuildProbesTest, ModulesAreReadFromTheInterpretersAnswers) {
 TEST_F(BuildProbesTest, RealPythonImportsSysButNotAMissingModule) {
   const auto python = find_python("/nonexistent/kolorun", "/usr/bin:/bin");
   if (!python) GTEST_SKIP() << "no python3 in /usr/bin or /bin";
-  const PythonModules m = probe_python_modules(*python, {"sys", "kolo_no_such_module_here"},
-                                               std::chrono::seconds(30));
+  const PythonModules m =
+      probe_python_modules(*python, {"sys", "kolo_no_such_module_here"}, std::chrono::seconds(30));
   EXPECT_EQ(m.error, "");
   EXPECT_TRUE(m.imports("sys"));
   ASSERT_TRUE(m.failed.count("kolo_no_such_module_here"));
-  EXPECT_NE(m.failed.at("kolo_no_such_module_here").find("ModuleNotFoundError"),
-            std::string::npos);
+  EXPECT_NE(m.failed.at("kolo_no_such_module_here").find("ModuleNotFoundError"), std::string::npos);
 }
 
 TEST_F(BuildProbesTest, HungInterpreterIsStoppedAtTheLimit) {
@@ -103,8 +101,9 @@ TEST_F(BuildProbesTest, PluginAbsentBrokenOrLoadable) {
 
   // Any real shared object loads; the C library's math library is everywhere.
   fs::path libm;
-  for (const char* candidate : {"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
-                                "/lib/aarch64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6"})
+  for (const char* candidate :
+       {"/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib/aarch64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6"})
     if (fs::exists(candidate)) libm = candidate;
   if (libm.empty()) GTEST_SKIP() << "no libm.so.6 found to stand in for a plugin";
   // The pip layout: the plugin beside kolo/_core, kolorun in kolo/bin.
