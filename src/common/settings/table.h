@@ -86,9 +86,9 @@ inline constexpr Spec kTable[] = {
      .alias = "HOROVOD_HOSTNAME",
      .kind = Kind::kString,
      .section = kLayout,
-     .description = "the rank's host as written in `-H` or the hostfile (for the user's "
-                    "script; Kolo itself does not read it)",
-     .default_doc = "(set by kolorun)"},
+     .description = "the rank's host as written in `-H` or the hostfile; errors name peers "
+                    "by it",
+     .default_doc = "(set by kolorun; else the machine's hostname)"},
 
     // Rendezvous.
     {.name = "KOLO_RENDEZVOUS_ADDR",
@@ -530,6 +530,16 @@ inline constexpr Spec kTable[] = {
      .section = kElastic,
      .description = "how long an init waits for its place in a round (kolorun sets "
                     "`--elastic-timeout` + 30)"},
+    {.name = "KOLO_ELASTIC_HOST_FAILURES",
+     .kind = Kind::kInt,
+     .fallback = "3",
+     .range = kPositive,
+     .section = kElastic,
+     .description = "kolorun blacklists a host at the N-th worker failure on it (counted "
+                    "again after each blacklisting); before that the failed worker's slot is "
+                    "refilled, and the host's healthy workers keep running either way (1: "
+                    "horovodrun's rule, every failure blacklists)",
+     .flag = {.form = Form::kValue, .names = "--elastic-host-failures", .value_name = "N"}},
 
     // kolo.run.
     {.name = "KOLO_RUN_ADDR",
