@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """A real one-node Slurm cluster for end-to-end tests: Debian's munged,
 slurmctld and slurmd, started in a temporary directory with their own
 configuration, state and logs, so that jobs are started by `srun` exactly
@@ -29,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -354,3 +356,27 @@ PartitionName=kolo Nodes={self.node} Default=YES MaxTime=10 State=UP
 
 class _PortTaken(Exception):
     """A daemon could not bind the port chosen for it."""
+
+
+def main(argv=None):
+    """`slurm_cluster.py [--cpus N] COMMAND...`: COMMAND run with SLURM_CONF
+    pointing at a cluster started for it (bench/launcher_startup.sh then
+    adds its srun row); the cluster is stopped when COMMAND ends."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--cpus", type=int, default=None,
+                        help=f"CPUs the node declares (at least {MIN_CPUS} and nproc)")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.error("no command to run")
+    reason = unavailable_reason()
+    if reason:
+        parser.exit(2, f"slurm_cluster.py: cannot start a cluster: {reason}\n")
+    with running_cluster(cpus=args.cpus) as cluster:
+        return subprocess.run(args.command, env=cluster.env()).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
