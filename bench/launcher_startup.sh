@@ -27,6 +27,10 @@ run() {
     start=$(now_ns)
     out=$(LAUNCH_START_NS=$start "$@" 2>&1) || { echo "$label failed:" >&2; echo "$out" >&2; return 1; }
     end=$(now_ns)
+    # Only rank 0 prints: two lines would be ranks that each formed a world of their own.
+    if [ "$(grep -c 'first_collective_ms' <<<"$out")" -ne 1 ]; then
+      echo "$label: expected one rank 0, got:" >&2; echo "$out" >&2; return 1
+    fi
     firsts+=("$(grep -o 'first_collective_ms [0-9.]*' <<<"$out" | awk '{print $2}')")
     walls+=("$(awk -v s="$start" -v e="$end" 'BEGIN{printf "%.1f", (e-s)/1e6}')")
   done
