@@ -13,14 +13,47 @@ Needs root and the Slurm and munge packages; skipped otherwise (CI runs as
 root after scripts/install-deps.sh).
 """
 
+import re
 import signal
 import subprocess
+import sys
+import textwrap
 
 import pytest
 
 from slurm_cluster import SlurmCluster, node_name, running_cluster, unavailable_reason
 
 JOB_TIMEOUT = 60  # seconds for one srun, start to exit; the jobs take 1 to 3 s
+
+# One line per rank: its layout, the SLURM_PROCID it ran as and the sum of
+# rank+1 over the world (1+2+...+size when every rank took part).
+RANK_SCRIPT = textwrap.dedent("""
+    import os
+    import torch
+    import kolo.torch as hvd
+
+    hvd.init()
+    total = hvd.allreduce(torch.tensor([hvd.rank() + 1.0]), op=hvd.Sum, name="ranks")
+    print(f"rank {hvd.rank()} size {hvd.size()} local_rank {hvd.local_rank()} "
+          f"local_size {hvd.local_size()} procid {os.environ['SLURM_PROCID']} "
+          f"sum {total.item():g}", flush=True)
+    hvd.shutdown()
+""")
+
+# Task 1 dies before init, so the others can never form the world.
+DIES_BEFORE_INIT = textwrap.dedent("""
+    import os, signal
+    if os.environ["SLURM_PROCID"] == "1":
+        os.kill(os.getpid(), signal.SIGKILL)
+    import kolo.torch as hvd
+    hvd.init()
+    print(f"rank {hvd.rank()} size {hvd.size()} joined", flush=True)
+    hvd.shutdown()
+""")
+
+RANK_LINE = re.compile(r"rank (\d+) size (\d+) local_rank (\d+) local_size (\d+) procid (\d+) "
+                       r"sum (\S+)")
+
 
 @pytest.fixture(scope="module")
 def cluster():
@@ -61,6 +94,33 @@ def test_srun_gives_each_task_its_place(cluster, np_):
         assert env.get("SLURMD_NODENAME") == node_name(), context
         assert env.get("SLURM_STEP_NODELIST") == node_name(), context
         assert env.get("SLURM_CONF") == cluster.conf, context  # this cluster, no other
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_srun_job_allreduces_across_all_tasks(cluster, tmp_path, np_):
+    script = tmp_path / "ranks.py"
+    script.write_text(RANK_SCRIPT)
+    result = cluster.srun(["-n", str(np_), sys.executable, str(script)], timeout=JOB_TIMEOUT,
+                          cwd=str(tmp_path))
+    context = describe(result, cluster)
+    assert result.returncode == 0, context
+    lines = sorted(RANK_LINE.findall(result.stdout), key=lambda line: int(line[0]))
+    expected_sum = np_ * (np_ + 1) // 2
+    assert lines == [(str(r), str(np_), str(r), str(np_), str(r), str(expected_sum))
+                     for r in range(np_)], context
+
+
+def test_task_lost_before_init_fails_the_job(cluster, tmp_path):
+    script = tmp_path / "dies.py"
+    script.write_text(DIES_BEFORE_INIT)
+    env = cluster.env(KOLO_START_TIMEOUT=5)
+    # Slurm leaves task 0 running after task 1 died: Kolo itself must end it.
+    result = cluster.srun(["-n", "2", "--kill-on-bad-exit=0", sys.executable, str(script)],
+                          timeout=JOB_TIMEOUT, env=env, cwd=str(tmp_path))
+    context = describe(result, cluster)
+    assert result.returncode != 0, context
+    assert "joined" not in result.stdout, context  # no rank went on alone
+    assert "rank 1" in result.stderr, context  # the error names the rank that never came
 
 
 def test_a_second_cluster_beside_it_is_independent_and_checked_at_close(cluster):
