@@ -65,6 +65,7 @@ void Engine::connect(EngineOptions& options) {
       store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
   auto scoped = std::make_shared<rendezvous::PrefixStore>(
       fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
+  complete_layout(*scoped, config_);
   global_backend_ = connect_backend(*scoped, config_);
 
   std::vector<int> everyone(static_cast<size_t>(layout.size));

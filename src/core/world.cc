@@ -1,6 +1,8 @@
 #include "core/world.h"
 
 #include "backends/registry.h"
+#include "core/launch/foreign_store.h"
+#include "core/launch/host_layout.h"
 #include "rendezvous/memory_store.h"
 #include "rendezvous/prefix_store.h"
 #include "rendezvous/tcp_store_client.h"
@@ -10,6 +12,8 @@ namespace kolo {
 std::shared_ptr<rendezvous::Store> connect_store(const Config& config) {
   if (config.layout.size == 1 && config.rendezvous.address.empty())
     return std::make_shared<rendezvous::MemoryStore>();
+  if (config.foreign_launcher && config.rendezvous.address.empty())
+    return launch::connect_foreign_store(config);
   rendezvous::TcpStoreClientOptions options;
   options.host = config.rendezvous.address;
   options.port = static_cast<uint16_t>(config.rendezvous.port);
@@ -23,10 +27,15 @@ std::unique_ptr<backends::Backend> connect_backend(rendezvous::Store& store, con
                                   config.layout.cross_rank);
 }
 
-World connect_world(const Config& config) {
+void complete_layout(rendezvous::Store& scoped, Config& config) {
+  if (config.foreign_launcher) launch::complete_foreign_layout(scoped, config);
+}
+
+World connect_world(Config& config) {
   World world;
   world.store =
       std::make_shared<rendezvous::PrefixStore>(config.rendezvous.prefix, connect_store(config));
+  complete_layout(*world.store, config);
   world.backend = connect_backend(*world.store, config);
   return world;
 }

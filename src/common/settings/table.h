@@ -116,6 +116,13 @@ inline constexpr Spec kTable[] = {
      .fallback = "kolo",
      .section = kRendezvous,
      .description = "scope of this job's keys in the store"},
+    {.name = "KOLO_RENDEZVOUS_DIR",
+     .kind = Kind::kString,
+     .fallback = "/tmp",
+     .section = kRendezvous,
+     .description = "under mpirun, srun or torchrun on one host: where rank 0 leaves the address "
+                    "of its store for the others (in a kolo-UID directory only the user can "
+                    "enter)"},
     {.name = "KOLO_START_TIMEOUT",
      .alias = "HOROVOD_START_TIMEOUT",
      .kind = Kind::kSeconds,
