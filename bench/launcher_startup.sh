@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Launcher start-up: time from starting the launcher to the first completed
 # collective of a trivial job (one allreduce of one float), and the whole
-# job's wall time, for kolorun, OpenMPI's mpirun and torchrun (when torch is
-# installed), each run REPS times back to back; prints a markdown table of
-# medians and minimums for docs/benchmarks.md.
+# job's wall time, for kolorun, OpenMPI's mpirun, torchrun (when torch is
+# installed) and Slurm's srun (when SLURM_CONF names a cluster that answers),
+# each run REPS times back to back; prints a markdown table of medians and
+# minimums for docs/benchmarks.md.
 #
 #   bench/launcher_startup.sh [NP] [REPS]
+#   tests/python/launcher/slurm_cluster.py --cpus NP bench/launcher_startup.sh [NP] [REPS]
+#     (as root: the same inside a one-node Slurm started for it, with the srun row)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=${1:-8}
@@ -24,6 +27,10 @@ run() {
     start=$(now_ns)
     out=$(LAUNCH_START_NS=$start "$@" 2>&1) || { echo "$label failed:" >&2; echo "$out" >&2; return 1; }
     end=$(now_ns)
+    # Only rank 0 prints: two lines would be ranks that each formed a world of their own.
+    if [ "$(grep -c 'first_collective_ms' <<<"$out")" -ne 1 ]; then
+      echo "$label: expected one rank 0, got:" >&2; echo "$out" >&2; return 1
+    fi
     firsts+=("$(grep -o 'first_collective_ms [0-9.]*' <<<"$out" | awk '{print $2}')")
     walls+=("$(awk -v s="$start" -v e="$end" 'BEGIN{printf "%.1f", (e-s)/1e6}')")
   done
@@ -47,6 +54,12 @@ if command -v torchrun >/dev/null && python3 -c 'import torch' 2>/dev/null; then
   run torchrun torchrun --nproc-per-node "$np" bench/startup/torch_first_collective.py && labels+=(torchrun)
 else
   echo "torchrun (torch) is not installed: skipped"
+fi
+if [ -n "${SLURM_CONF:-}" ] && command -v srun >/dev/null && timeout 10 sinfo -h >/dev/null 2>&1; then
+  echo "\$ srun -n $np $bin/kolo-first-collective"
+  run srun srun -n "$np" "$bin/kolo-first-collective" && labels+=(srun)
+else
+  echo "no Slurm cluster (SLURM_CONF unset, or its controller does not answer): srun skipped"
 fi
 
 echo

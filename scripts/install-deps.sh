@@ -11,6 +11,12 @@ packages=(
   clang libclang-rt-14-dev clang-format
   procps iproute2
   openssh-client openssh-server
+  # A one-node Slurm that tests/python/launcher/test_slurm.py starts with its
+  # own config, key, ports and munge socket. Installing starts nothing that
+  # matters: Debian's slurmd and slurmctld services need /etc/slurm/slurm.conf,
+  # which no package ships, and the munge service (where systemd starts it)
+  # listens only on its own socket in /run/munge, which the tests never use.
+  slurmctld slurmd slurm-client munge
   # Python: the venv is made from Debian's python3 with --system-site-packages,
   # so these (torch included) are what kolo.torch and the examples run on.
   python3-dev python3-venv python3-pip pybind11-dev python3-pybind11 libdlpack-dev

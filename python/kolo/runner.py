@@ -6,7 +6,7 @@
         hvd.init()
         ...
         return hvd.rank(), final_loss
-    results = kolo.run(train, args=(0.1,), np=4, hosts="a:2,b:2")
+    results = kolo.run(train, args=(0.1,), num_proc=4, hosts="a:2,b:2")
 
 Made for notebooks: the function travels by value with cloudpickle (no
 `if __name__ == "__main__"` needed, lambdas and closures work), the ranks'
@@ -74,71 +74,125 @@ class RunTimeoutError(RunError, TimeoutError):
     """The job ran past kolo.run's `timeout`; its ranks were stopped."""
 
 
-_UNSUPPORTED = {
-    "min_num_proc": "elastic jobs", "max_num_proc": "elastic jobs", "min_np": "elastic jobs",
-    "max_np": "elastic jobs", "slots": "elastic jobs", "reset_limit": "elastic jobs",
-    "cooldown_range": "elastic jobs", "use_mpi": "an MPI controller", "mpi_args": "MPI",
-}
+def run(fn, args=(), kwargs=None, num_proc=1, min_num_proc=None, max_num_proc=None, slots=None,
+        reset_limit=None, cooldown_range=None, hosts=None, hostfile=None, start_timeout=None,
+        ssh_port=None, ssh_identity_file=None, disable_cache=None, output_filename=None,
+        verbose=None, use_gloo=None, use_mpi=None, mpi_args=None, network_interface=None,
+        executable=None, np=None, min_np=None, max_np=None, *, env=None, timeout=None,
+        kolorun_args=()):
+    """Runs fn(*args, **kwargs) on `num_proc` ranks and returns the list of
+    the return values, indexed by rank.
 
+    The arguments, their order and their defaults are horovod.run's:
+    num_proc (default 1; np is its older name, used when num_proc is left
+    at 1); hosts: "host1:2,host2:2" (ranks per host), or hostfile: a file of
+    "host slots=N" lines; default: every rank on this machine.
+    min_num_proc / max_num_proc (older names min_np / max_np) make the job
+    elastic (kolorun --min-np / --max-np), with slots (slots per host,
+    --slots-per-host), reset_limit (--reset-limit) and cooldown_range
+    ((min, max) seconds, --blacklist-cooldown-range), which only elastic
+    jobs take. start_timeout: seconds for the ranks to start and connect
+    back (default 60). network_interface: "eth0" or "eth0,eth1" (kolorun
+    --network-interfaces). use_mpi: start the ranks through the system's
+    mpirun (kolorun --mpi, with mpi_args as --mpi-args); use_gloo: Kolo's
+    own controller, which is the default anyway. executable: the Python the
+    ranks run (default: this one). disable_cache changes nothing (kolorun
+    caches no checks). ssh_port, ssh_identity_file, output_filename,
+    verbose: as kolorun's options.
 
-def run(fn, args=(), kwargs=None, np=2, hosts=None, hostfile=None, env=None, executable=None,
-        verbose=False, timeout=None, start_timeout=None, ssh_port=None, ssh_identity_file=None,
-        network_interface=None, output_filename=None, kolorun_args=(), num_proc=None,
-        use_gloo=None, disable_cache=None, **unsupported):
-    """Runs fn(*args, **kwargs) on `np` ranks and returns the list of the
-    return values, indexed by rank.
-
-    hosts: "host1:2,host2:2" (ranks per host), or hostfile: a file of
-    "host slots=N" lines; default: every rank on this machine. env: extra
-    environment variables for the ranks (the caller's environment is passed
-    on as well). executable: the Python the ranks run (default: this one).
-    timeout: seconds for the whole job (default: none); start_timeout:
-    seconds for the ranks to start and connect back (default 60). ssh_port,
-    ssh_identity_file, network_interface, output_filename, verbose: as
-    kolorun's options; kolorun_args: any other kolorun options, e.g.
-    ("--ssh-host-key-checking", "accept-new", "--fusion-threshold-mb", "32").
-    num_proc is Horovod's name for np; use_gloo and
-    disable_cache are accepted for Horovod compatibility and change nothing.
+    Kolo's own, by keyword only: env: extra environment variables for the
+    ranks (the caller's environment is passed on as well); timeout: seconds
+    for the whole job (default: none); kolorun_args: any other kolorun
+    options, e.g. ("--ssh-host-key-checking", "accept-new").
 
     Raises RankFailedError when the function raised on a rank (naming the
     rank, with its traceback), LaunchError when kolorun failed (with its
     error output), RunTimeoutError when `timeout` passed.
     """
-    del use_gloo, disable_cache  # Kolo's only controller; nothing is cached
-    for name, value in unsupported.items():
-        if name not in _UNSUPPORTED:
-            raise TypeError(f"kolo.run() got an unexpected keyword argument {name!r}")
-        if value is not None and value is not False:
-            raise ValueError(f"kolo.run: {name}= asks for {_UNSUPPORTED[name]}, which kolo.run "
-                             "does not support")
-    np = num_proc if num_proc is not None else np
+    del disable_cache  # kolorun runs no cached checks
+    if np is not None and num_proc == 1:
+        num_proc = np
+    min_num_proc = min_np if min_num_proc is None else min_num_proc
+    max_num_proc = max_np if max_num_proc is None else max_num_proc
     if not callable(fn):
         raise TypeError(f"kolo.run: fn must be callable, got {type(fn).__name__}")
-    if isinstance(np, bool) or not isinstance(np, int) or np < 1:
-        raise ValueError(f"kolo.run: np must be a positive integer, got {np!r}")
+    if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
+        raise ValueError(f"kolo.run: num_proc must be a positive integer, got {num_proc!r}")
     if hosts is not None and hostfile is not None:
         raise ValueError("kolo.run: pass hosts or hostfile, not both")
+    if use_gloo and use_mpi:
+        raise ValueError("kolo.run: pass use_gloo or use_mpi, not both")
+    if mpi_args is not None and not use_mpi:
+        raise ValueError("kolo.run: mpi_args= is only used with use_mpi=True")
+    elastic = _elastic_arguments(num_proc, min_num_proc, max_num_proc, slots, reset_limit,
+                                 cooldown_range)
+    if elastic and hosts is None and hostfile is None:
+        # kolorun's elastic mode needs its hosts named; horovod.run's default
+        # is this machine with a slot per process.
+        hosts = f"localhost:{max(num_proc, max_num_proc or 0)}"
+    if use_mpi:
+        elastic += ["--mpi"] + ([] if mpi_args is None else ["--mpi-args", str(mpi_args)])
     try:
         payload = cloudpickle.dumps((fn, tuple(args), dict(kwargs or {})))
     except Exception as error:
         raise TypeError(f"kolo.run: cannot send the function and its arguments to the ranks "
                         f"(they must pickle with cloudpickle): {error}") from error
 
-    command = _kolorun_command(np, hosts, hostfile, verbose, start_timeout, ssh_port,
+    command = _kolorun_command(num_proc, hosts, hostfile, verbose, start_timeout, ssh_port,
                                ssh_identity_file, network_interface, output_filename,
-                               kolorun_args, executable or sys.executable)
+                               elastic + _sequence(kolorun_args), executable or sys.executable)
     environment = dict(os.environ)
     environment.update({str(k): str(v) for k, v in (env or {}).items()})
     environment.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the notebook as they happen
     start = DEFAULT_START_TIMEOUT if start_timeout is None else start_timeout
     bind, advertised = _run_hosts.caller_endpoint(hosts, hostfile, network_interface)
 
-    job = _Job(np, payload, verbose)
+    job = _Job(num_proc, payload, verbose)
     job.listen(bind, advertised)
     environment[_run_protocol.ADDRESS_ENV] = job.address
     environment[_run_protocol.SECRET_ENV] = job.secret
     environment[_run_protocol.START_TIMEOUT_ENV] = str(start)
     return job.run(command, environment, timeout)
+
+
+def _elastic_arguments(num_proc, min_num_proc, max_num_proc, slots, reset_limit, cooldown_range):
+    """kolorun's elastic options for horovod.run's elastic arguments; [] for
+    a fixed-size job."""
+    given = {"slots": slots, "reset_limit": reset_limit, "cooldown_range": cooldown_range}
+    if min_num_proc is None and max_num_proc is None:
+        extra = [name for name, value in given.items() if value is not None]
+        if extra:
+            raise ValueError(f"kolo.run: {', '.join(extra)} only apply to elastic jobs; give "
+                             "min_num_proc or max_num_proc too")
+        return []
+    for name, value in (("min_num_proc", min_num_proc), ("max_num_proc", max_num_proc),
+                        ("slots", slots), ("reset_limit", reset_limit)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < (0 if name == "reset_limit" else 1)):
+            raise ValueError(f"kolo.run: {name} must be a "
+                             f"{'non-negative' if name == 'reset_limit' else 'positive'} "
+                             f"integer, got {value!r}")
+    out = ["--min-np", str(num_proc if min_num_proc is None else min_num_proc)]
+    if max_num_proc is not None:
+        out += ["--max-np", str(max_num_proc)]
+    if slots is not None:
+        out += ["--slots-per-host", str(slots)]
+    if reset_limit is not None:
+        out += ["--reset-limit", str(reset_limit)]
+    if cooldown_range is not None:
+        try:
+            low, high = (float(v) for v in cooldown_range)
+        except (TypeError, ValueError):
+            raise ValueError("kolo.run: cooldown_range must be (min, max) seconds, got "
+                             f"{cooldown_range!r}") from None
+        out += ["--blacklist-cooldown-range", f"{low:g}", f"{high:g}"]
+    return out
+
+
+def _sequence(kolorun_args):
+    if isinstance(kolorun_args, str):
+        raise TypeError("kolo.run: kolorun_args is a sequence of arguments, not one string")
+    return [str(a) for a in kolorun_args]
 
 
 def _kolorun_command(np, hosts, hostfile, verbose, start_timeout, ssh_port, ssh_identity_file,
@@ -155,14 +209,12 @@ def _kolorun_command(np, hosts, hostfile, verbose, start_timeout, ssh_port, ssh_
     if ssh_identity_file is not None:
         command += ["-i", os.fspath(ssh_identity_file)]
     if network_interface is not None:
-        command += ["--network-interface", network_interface]
+        command += ["--network-interfaces", network_interface]
     if output_filename is not None:
         command += ["--output-filename", os.fspath(output_filename)]
     if verbose:
         command.append("--verbose")
-    if isinstance(kolorun_args, str):
-        raise TypeError("kolo.run: kolorun_args is a sequence of arguments, not one string")
-    return command + [str(a) for a in kolorun_args] + [python, "-m", "kolo.run_worker"]
+    return command + kolorun_args + [python, "-m", "kolo.run_worker"]
 
 
 class _Job:

@@ -36,13 +36,33 @@ LogLevel log_threshold() {
   return threshold;
 }
 
+namespace {
+
+// KOLO_LOG_HIDE_TIME (horovodrun --log-without-timestamp), read once like the level.
+bool hide_time() {
+  static const bool hide = [] {
+    try {
+      return settings::read_one("KOLO_LOG_HIDE_TIME") == "1";
+    } catch (const InvalidArgument&) {
+      return false;
+    }
+  }();
+  return hide;
+}
+
+}  // namespace
+
 void log_write(LogLevel level, std::string_view message) {
   static constexpr std::string_view kNames[] = {"TRACE", "DEBUG", "INFO", "WARNING", "ERROR"};
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+  std::string time;
+  if (!hide_time()) {
+    auto now = std::chrono::system_clock::now().time_since_epoch();
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+    time = fmt::format("{}.{:03d} ", ms / 1000, ms % 1000);
+  }
   // One write() per line so lines from threads and processes never interleave.
-  std::string line = fmt::format("[kolo {}.{:03d} {} pid {}] {}\n", ms / 1000, ms % 1000,
-                                 kNames[static_cast<int>(level)], ::getpid(), message);
+  std::string line = fmt::format("[kolo {}{} pid {}] {}\n", time, kNames[static_cast<int>(level)],
+                                 ::getpid(), message);
   ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
   (void)ignored;
 }

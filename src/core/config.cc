@@ -65,9 +65,11 @@ EngineSettings read_engine_settings(const settings::Values& v) {
   return e;
 }
 
-// What a job of several ranks needs from whoever started it.
+// What a job of several ranks needs from whoever started it. A foreign
+// launcher's ranks without a store address make their own (foreign_store.h).
 void check_launch(const Config& c) {
   const auto& rv = c.rendezvous;
+  if (c.foreign_launcher && rv.address.empty()) return;
   if (c.elastic.enabled && (rv.address.empty() || rv.port == 0 || c.elastic.worker_id.empty()))
     throw InvalidArgument(
         "KOLO_ELASTIC=1 needs KOLO_ELASTIC_WORKER, KOLO_RENDEZVOUS_ADDR and KOLO_RENDEZVOUS_PORT "
@@ -89,14 +91,28 @@ void check_launch(const Config& c) {
 }  // namespace
 
 Config Config::FromEnv() {
-  Config c = FromSettings(settings::Values::Read());
+  settings::Values values = settings::Values::Read();
+  std::optional<launch::ForeignLauncher> launcher;
+  if (!values.is_set("KOLO_SIZE") && !values.boolean("KOLO_ELASTIC"))
+    launcher = launch::detect_foreign_launcher();
+  if (launcher) {
+    values.set("KOLO_SIZE", std::to_string(launcher->size));
+    values.set("KOLO_RANK", std::to_string(launcher->rank));
+    if (launcher->local_size != 0) {
+      values.set("KOLO_LOCAL_SIZE", std::to_string(launcher->local_size));
+      values.set("KOLO_LOCAL_RANK", std::to_string(launcher->local_rank));
+    }
+  }
+  Config c = FromSettings(values, std::move(launcher));
   KOLO_LOG_DEBUG("effective configuration:\n{}", c.Describe());
   return c;
 }
 
-Config Config::FromSettings(const settings::Values& values) {
+Config Config::FromSettings(const settings::Values& values,
+                            std::optional<launch::ForeignLauncher> launcher) {
   Config c;
   c.settings = values;
+  c.foreign_launcher = std::move(launcher);
   c.layout = read_layout(values);
   c.rendezvous = read_rendezvous(values);
   c.elastic = read_elastic(values);
@@ -107,8 +123,9 @@ Config Config::FromSettings(const settings::Values& values) {
 
 std::string Config::Describe() const {
   return fmt::format(
-      "  rank={} size={} local_rank={} local_size={} cross_rank={} cross_size={}\n{}", layout.rank,
-      layout.size, layout.local_rank, layout.local_size, layout.cross_rank, layout.cross_size,
+      "  rank={} size={} local_rank={} local_size={} cross_rank={} cross_size={} (from {})\n{}",
+      layout.rank, layout.size, layout.local_rank, layout.local_size, layout.cross_rank,
+      layout.cross_size, foreign_launcher ? foreign_launcher->name : "kolorun or KOLO_*",
       settings.Describe());
 }
 

@@ -7,9 +7,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/settings/values.h"
+#include "core/launch/foreign_launcher.h"
 
 namespace kolo {
 
@@ -69,15 +71,23 @@ struct Config {
   RendezvousConfig rendezvous;
   EngineSettings engine;
   ElasticConfig elastic;
+  // Set when mpirun, srun or torchrun (not kolorun) started this process:
+  // the layout came from its variables, and without KOLO_RENDEZVOUS_ADDR
+  // rank 0 hosts the store (core/launch/foreign_store.h).
+  std::optional<launch::ForeignLauncher> foreign_launcher;
   // Every setting as read; the transports and algorithms take theirs from
   // here. Tests change one with settings.set("KOLO_SHM", "0").
   settings::Values settings;
 
   // Reads the environment; throws InvalidArgument naming the variable and
   // the bad value (also for inconsistent combinations such as rank >= size).
+  // Without KOLO_SIZE, the layout comes from a foreign launcher's variables
+  // when one set them (core/launch/foreign_launcher.h).
   static Config FromEnv();
-  // The same from values already read (tools, tests).
-  static Config FromSettings(const settings::Values& values);
+  // The same from values already read (tools, tests), and the launcher
+  // that gave the layout, if not kolorun.
+  static Config FromSettings(const settings::Values& values,
+                             std::optional<launch::ForeignLauncher> launcher = std::nullopt);
   // The effective layout and every setting, for debug logs.
   std::string Describe() const;
 };

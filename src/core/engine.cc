@@ -91,6 +91,7 @@ void Engine::connect_through_store(EngineOptions& options) {
       fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, config_.layout.rank), 1);
   auto scoped = std::make_shared<rendezvous::PrefixStore>(
       fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
+  complete_layout(*scoped, config_);
   global_backend_ = connect_backend(*scoped, config_);
 }
 

@@ -15,11 +15,14 @@ std::unique_ptr<backends::Backend> connect_self_connected(Config& config,
   // A communicator given to init is the job by definition; only the whole
   // world must match what the launcher started.
   if (!comm.given() && launcher_said && config.layout.size != size) {
+    const std::string said =
+        config.foreign_launcher
+            ? fmt::format("{} says {}", config.foreign_launcher->name, config.layout.size)
+            : fmt::format("KOLO_SIZE={}", config.layout.size);
     throw InvalidArgument(fmt::format(
-        "KOLO_BACKEND=mpi: MPI_COMM_WORLD has {} rank(s) but the launcher started {} "
-        "(KOLO_SIZE={}); start the ranks with mpirun -np {} (or kolorun --mpi) so MPI connects "
-        "them",
-        size, config.layout.size, config.layout.size, config.layout.size));
+        "KOLO_BACKEND=mpi: MPI_COMM_WORLD has {} rank(s) but the launcher started {} ({}); start "
+        "the ranks with mpirun -np {} (or kolorun --mpi) so MPI connects them",
+        size, config.layout.size, said, config.layout.size));
   }
   config.layout = {world.backend->rank(), size,
                    world.local_rank,      world.local_size,

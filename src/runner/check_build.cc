@@ -1,66 +1,117 @@
 #include "runner/check_build.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
-#include <string_view>
 
+#include "runner/build_probes.h"
 #include "runner/process.h"
 
 #ifndef KOLO_VERSION_STRING
 #define KOLO_VERSION_STRING "unknown"
 #endif
-// Semicolon-separated features the build configured, e.g. "tcp,cpp".
-#ifndef KOLO_BUILD_FEATURES
-#define KOLO_BUILD_FEATURES "tcp,cpp"
-#endif
 
 namespace kolo::runner {
 namespace {
 
-bool has_feature(std::string_view name) {
-  std::string_view all = KOLO_BUILD_FEATURES;
-  size_t start = 0;
-  while (start <= all.size()) {
-    size_t end = all.find(',', start);
-    if (end == std::string_view::npos) end = all.size();
-    if (all.substr(start, end - start) == name) return true;
-    start = end + 1;
-  }
-  return false;
-}
+// Importing torch takes a few seconds on a cold cache; more means something is wrong.
+constexpr std::chrono::seconds kPythonProbeLimit{30};
 
 struct Entry {
-  const char* label;
+  std::string label;
   bool present;
+  std::string note;  // why, or where; empty: nothing to add
 };
 
-void section(std::string& out, const char* title, std::initializer_list<Entry> entries) {
+void section(std::string& out, const char* title, const std::vector<Entry>& entries) {
   out += fmt::format("\n{}:\n", title);
-  for (const auto& e : entries) out += fmt::format("    [{}] {}\n", e.present ? "X" : " ", e.label);
+  for (const auto& e : entries)
+    out += fmt::format("    [{}] {}{}\n", e.present ? "X" : " ", e.label,
+                       e.note.empty() ? "" : " (" + e.note + ")");
+}
+
+std::string self_path() {
+  char path[PATH_MAX] = {};
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+// A framework works through Kolo when both it and the kolo package import.
+Entry framework(const PythonModules& python, const std::string& label, const std::string& module) {
+  if (!python.error.empty()) return {label, false, python.error};
+  if (!python.imports(module))
+    return {label, false,
+            fmt::format("{} does not import {}: {}", python.interpreter, module,
+                        python.failed.count(module) ? python.failed.at(module) : "")};
+  if (!python.imports("kolo"))
+    return {label, false,
+            fmt::format("{} imports {} but not kolo: {}", python.interpreter, module,
+                        python.failed.count("kolo") ? python.failed.at("kolo") : "")};
+  return {label, true, ""};
+}
+
+Entry plugin(const std::string& self, const std::string& label, const std::string& name) {
+  const PluginProbe p = probe_plugin(self, name);
+  switch (p.state) {
+    case PluginProbe::State::kLoads:
+      return {label, true, p.path};
+    case PluginProbe::State::kBroken:
+      return {label, false, fmt::format("{} does not load: {}", p.path, p.error)};
+    case PluginProbe::State::kNotBuilt:
+      break;
+  }
+  return {label, false, fmt::format("not built: no libkolo_{}.so", name)};
+}
+
+Entry program(const std::string& label, const std::string& name, const std::string& path) {
+  const auto found = find_program(name, path);
+  return {label, found.has_value(), found ? *found : name + " not in PATH"};
 }
 
 }  // namespace
 
 std::string check_build_report() {
-  const char* path = std::getenv("PATH");
-  const bool ssh = find_program("ssh", path ? path : "/usr/bin:/bin").has_value();
+  const char* path_variable = std::getenv("PATH");
+  const std::string path = path_variable ? path_variable : "/usr/bin:/bin";
+  const std::string self = self_path();
+
+  PythonModules python;
+  if (const auto interpreter = find_python(self, path)) {
+    python = probe_python_modules(*interpreter, {"kolo", "torch", "numpy", "tensorflow"},
+                                  kPythonProbeLimit);
+  } else {
+    python.error = "no python3 beside kolorun or in PATH";
+  }
   std::string out = fmt::format("Kolo v{}:\n", KOLO_VERSION_STRING);
+  if (python.error.empty())
+    out += fmt::format("(Python frameworks as {} sees them)\n", python.interpreter);
+
+  Entry tensorflow{"TensorFlow", false, "Kolo has no TensorFlow binding"};
+  if (python.imports("tensorflow")) tensorflow.note += "; tensorflow itself imports";
   section(out, "Available Frameworks",
-          {{"C++ (kolo.h)", has_feature("cpp")},
-           {"PyTorch", has_feature("torch")},
-           {"NumPy", has_feature("numpy")}});
+          {{"C++ (kolo.h)", true, ""},
+           framework(python, "PyTorch", "torch"),
+           framework(python, "NumPy", "numpy"),
+           tensorflow});
+
+  const std::string shm = shared_memory_problem();
+  const Entry gloo{"Gloo", true, "Kolo's own TCP store and transport take its place"};
   section(out, "Available Controllers",
-          {{"Kolo (TCP rendezvous store)", true}, {"MPI", has_feature("mpi")}});
+          {{"Kolo (TCP rendezvous store)", true, ""}, gloo, plugin(self, "MPI", "mpi")});
   section(out, "Available Tensor Operations",
-          {{"TCP", has_feature("tcp")},
-           {"Shared memory", has_feature("shm")},
-           {"MPI", has_feature("mpi")},
-           {"NCCL", has_feature("nccl")}});
+          {{"TCP", true, ""},
+           {"Shared memory", shm.empty(), shm},
+           gloo,
+           plugin(self, "MPI", "mpi"),
+           plugin(self, "NCCL", "nccl")});
   section(out, "Launcher",
-          {{"local fork/exec", true},
-           {"remote hosts over ssh (ssh in PATH)", ssh},
-           {"elastic (--min-np/--max-np)", has_feature("elastic")}});
+          {{"local fork/exec", true, ""},
+           program("remote hosts over ssh", "ssh", path),
+           program("mpirun", "mpirun", path),
+           program("jsrun", "jsrun", path),
+           {"elastic (--min-np/--max-np/--host-discovery-script)", true, "built into kolorun"}});
   return out;
 }
 

@@ -1,7 +1,8 @@
-// kolorun --check-build: what this build of Kolo can do, in horovodrun's
-// layout ("[X] TCP"). The launcher does not link the engine, so the list is
-// fixed when the build is configured (KOLO_BUILD_FEATURES from CMake) plus
-// what can be seen on this machine at run time (ssh for remote hosts).
+// kolorun --check-build: what this installation of Kolo can do, in
+// horovodrun's layout ("[X] PyTorch" under "Available Frameworks", then
+// "Available Controllers" and "Available Tensor Operations"), so scripts
+// that grep horovodrun's output work. Nothing is fixed at build time: every
+// line is probed here (build_probes.h), with the reason when it is missing.
 #pragma once
 
 #include <string>

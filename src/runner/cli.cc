@@ -13,118 +13,27 @@
 #include <utility>
 
 #include "common/error.h"
+#include "runner/cli_app.h"
+#include "runner/cli_launcher.h"
+#include "runner/option_spelling.h"
 #include "runner/rank_env.h"
 #include "runner/rank_layout.h"
 #include "runner/setting_flags.h"
 
-#ifndef KOLO_VERSION_STRING
-#define KOLO_VERSION_STRING "unknown"
-#endif
-
 namespace kolo::runner {
 namespace {
-
-// Values of every flag, before they become LaunchOptions; optionals are
-// read through CLI11's count() so "not given" differs from any value.
-struct RawFlags {
-  int np = 0;
-  std::string hosts, hostfile, config_file, output_dir;
-  std::vector<std::string> exports;
-  int ssh_port = 22;
-  bool verbose = false, timestamps = false, check_build = false;
-  SettingFlags settings;  // the engine-setting flags, from the settings table
-  // Elastic mode.
-  int min_np = 0, max_np = 0, slots_per_host = 1, elastic_timeout = 600, reset_limit = 0;
-  std::string discovery_script;
-  std::pair<double, double> cooldown{0, 0};
-};
-
-// The flags that turn elastic mode on, and those that only mean something in it.
-constexpr const char* kElasticSwitches[] = {"--min-np", "--max-np", "--host-discovery-script"};
-constexpr const char* kElasticOnly[] = {"--slots-per-host", "--elastic-timeout", "--reset-limit",
-                                        "--blacklist-cooldown-range"};
 
 bool given(const CLI::App& app, const char* name) {
   return app.get_option(name)->count() > 0;
 }
 
-// Horovod and MPI spell some long options with one dash; CLI11 reads a
-// single dash as one letter, so those are renamed before parsing.
-std::string normalized(const std::string& arg) {
-  static const std::pair<const char*, const char*> kRenames[] = {
-      {"-np", "--num-proc"}, {"-cb", "--check-build"}, {"-hostfile", "--hostfile"}};
-  for (const auto& [from, to] : kRenames) {
-    if (arg == from) return to;
-    if (arg.rfind(std::string(from) + "=", 0) == 0) return to + arg.substr(std::strlen(from));
+// kolorun's long ("--") and one-letter option names, for abbreviations.
+void option_names(const CLI::App& app, std::vector<std::string>* long_names,
+                  std::vector<std::string>* short_names) {
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& name : opt->get_lnames()) long_names->push_back("--" + name);
+    for (const std::string& name : opt->get_snames()) short_names->push_back("-" + name);
   }
-  return arg;
-}
-
-// Their own help group, so --help shows at a glance what elastic mode adds.
-void add_elastic_flags(CLI::App& app, RawFlags& f) {
-  const std::string group = "Elastic (any of --min-np, --max-np, --host-discovery-script)";
-  app.add_option("--min-np", f.min_np, "fewest ranks the job goes on with (default: -np)")
-      ->group(group);
-  app.add_option("--max-np", f.max_np, "most ranks the job grows to (default: every slot)")
-      ->group(group);
-  app.add_option("--host-discovery-script", f.discovery_script,
-                 "prints 'host' or 'host:slots' per line; run with /bin/sh -c every second")
-      ->type_name("SCRIPT")
-      ->group(group);
-  app.add_option("--slots-per-host", f.slots_per_host,
-                 "slots of a discovered host printed without ':slots' (default 1)")
-      ->group(group);
-  app.add_option("--elastic-timeout", f.elastic_timeout,
-                 "seconds to wait for enough hosts for --min-np ranks (default 600)")
-      ->type_name("SECONDS")
-      ->group(group);
-  app.add_option("--reset-limit", f.reset_limit,
-                 "most times the job may be resized or restarted (default: no limit)")
-      ->group(group);
-  app.add_option("--blacklist-cooldown-range", f.cooldown,
-                 "a failed host is left out MIN to MAX seconds (default: for good)")
-      ->type_name("MIN MAX")
-      ->group(group);
-}
-
-void build_app(CLI::App& app, RawFlags& f, SshOptions& ssh) {
-  app.set_version_flag("-v,--version", "kolorun (Kolo) " KOLO_VERSION_STRING);
-  app.add_option("--num-proc", f.np, "number of ranks (spelled -np too)");
-  auto* hosts = app.add_option("-H,--hosts", f.hosts,
-                               "hosts and slots: host1:4,host2:4 (default: localhost)");
-  auto* hostfile = app.add_option("--hostfile", f.hostfile,
-                                  "file of 'host slots=N' lines (spelled -hostfile too)");
-  hosts->excludes(hostfile);
-  app.add_option("-p,--ssh-port", f.ssh_port, "ssh port of the remote hosts")
-      ->check(CLI::Range(1, 65535));
-  app.add_option("-i,--ssh-identity-file", ssh.identity_file,
-                 "ssh private key for the remote hosts");
-  app.add_option("--ssh-host-key-checking", ssh.host_key_checking,
-                 "ssh StrictHostKeyChecking: yes, accept-new or no")
-      ->check(CLI::IsMember({"yes", "accept-new", "no"}));
-  app.add_option("--ssh-known-hosts-file", ssh.known_hosts_file,
-                 "ssh known_hosts file to check host keys against");
-  app.add_option("--ssh-option", ssh.options, "extra ssh -o option, e.g. ProxyJump=gw (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--output-filename", f.output_dir,
-                 "also write each rank's output to DIR/rank.N/stdout and stderr");
-  app.add_flag("--verbose", f.verbose, "print the rank layout and the commands run");
-  app.add_flag("--prefix-output-with-timestamp", f.timestamps,
-               "prefix every output line with the time");
-  app.add_option("--config-file", f.config_file,
-                 "YAML file with horovodrun's sections; flags override it");
-  f.settings.add_to(app);
-  app.add_option("-x", f.exports,
-                 "pass VAR (from this environment) or VAR=value to every rank (repeatable)")
-      ->allow_extra_args(false);
-  app.add_flag("--check-build", f.check_build,
-               "list the backends, frameworks and features of this build (-cb)");
-  add_elastic_flags(app, f);
-  app.footer(
-      "Usage: kolorun -np N [-H host1:n1,host2:n2 | --hostfile FILE] [options] program [args...]\n"
-      "       kolorun [-np N] --min-np M [--max-np X] [--host-discovery-script CMD | -H ...]\n"
-      "               [options] program [args...]     (elastic)\n"
-      "Everything from the program on is passed to every rank unchanged.");
 }
 
 // Splits kolorun's own flags from the command: the command starts at the
@@ -133,6 +42,8 @@ void build_app(CLI::App& app, RawFlags& f, SshOptions& ssh) {
 // "--opt=1 5" has its first value inline.
 void split_command(const CLI::App& app, const std::vector<std::string>& args,
                    std::vector<std::string>* own, std::vector<std::string>* command) {
+  std::vector<std::string> long_names, short_names;
+  option_names(app, &long_names, &short_names);
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--") {
       command->assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
@@ -142,13 +53,19 @@ void split_command(const CLI::App& app, const std::vector<std::string>& args,
       command->assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
       return;
     }
-    std::string arg = normalized(args[i]);
-    own->push_back(arg);
+    std::string arg = canonical_option(args[i], long_names, short_names);
     const std::string name = arg.substr(0, arg.find('='));
     const CLI::Option* opt = app.get_option_no_throw(name);
-    if (opt == nullptr) continue;
-    int values = opt->get_items_expected_min();
+    int values = opt == nullptr ? 0 : opt->get_items_expected_min();
     if (arg.find('=') != std::string::npos) --values;
+    // A value that starts with '-' (--mpi-args "--tag-output") would look
+    // like an option to CLI11; written inline it cannot.
+    if (values == 1 && name.rfind("--", 0) == 0 && i + 1 < args.size() &&
+        args[i + 1].rfind("-", 0) == 0) {
+      own->push_back(arg + "=" + args[++i]);
+      continue;
+    }
+    own->push_back(arg);
     for (; values > 0 && i + 1 < args.size(); --values) own->push_back(args[++i]);
   }
 }
@@ -181,10 +98,10 @@ Environment resolve_exports(const std::vector<std::string>& exports, const Envir
 
 // The settings the ranks get from the file and the flags (flags win), and a
 // check of everything the ranks will read, made as they will make it.
-void resolve_settings(const CLI::App& app, const RawFlags& f, const Environment& env,
-                      CliResult& result) {
+void resolve_settings(const CLI::App& app, RawFlags& f, const ConfigFile& file,
+                      const Environment& env, CliResult& result) {
   LaunchOptions& o = result.options;
-  if (!f.config_file.empty()) o.settings = load_config_file(f.config_file, &result.warnings);
+  o.settings = file.settings;
   for (auto& [name, value] : f.settings.given(app)) o.settings[name] = value;
   o.extra_env = resolve_exports(f.exports, env);
   Environment ranks_see = forwardable_environment(env);
@@ -195,6 +112,9 @@ void resolve_settings(const CLI::App& app, const RawFlags& f, const Environment&
   if (const std::string timeout = o.setting("KOLO_START_TIMEOUT"); !timeout.empty())
     o.ssh.connect_timeout =
         std::chrono::seconds(static_cast<int64_t>(std::ceil(std::stod(timeout))));
+  HorovodOnlyRequests requests = file.horovod_only;
+  requests.overlay(f.horovod_only);
+  for (std::string& w : check_horovod_only(requests)) result.warnings.push_back(std::move(w));
 }
 
 // -H or --hostfile as given; empty when neither is.
@@ -205,18 +125,18 @@ std::vector<HostSlots> fixed_hosts(const CLI::App& app, const RawFlags& f) {
 }
 
 // A job of exactly -np ranks on fixed hosts (localhost by default).
-void resolve_fixed(const CLI::App& app, const RawFlags& f, LaunchOptions& o) {
+void resolve_fixed(const CLI::App& app, const RawFlags& f, CliResult& result) {
+  LaunchOptions& o = result.options;
+  // horovodrun ignores them outside elastic mode; so does kolorun, saying so.
   for (const char* name : kElasticOnly)
     if (given(app, name))
-      throw InvalidArgument(fmt::format(
-          "{} needs elastic mode: add --min-np, --max-np or --host-discovery-script", name));
+      result.warnings.push_back(fmt::format(
+          "{} applies only to elastic jobs (--min-np or --host-discovery-script); ignored", name));
   if (!given(app, "--num-proc")) throw InvalidArgument("-np is required (the number of ranks)");
   o.np = f.np;
+  if (o.np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", o.np));
   o.hosts = fixed_hosts(app, f);
-  if (o.hosts.empty()) {
-    if (o.np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", o.np));
-    o.hosts = {{"localhost", o.np}};
-  }
+  if (o.hosts.empty()) o.hosts = {{"localhost", o.np}};
   assign_ranks(o.hosts, o.np);  // checks -np against the slots now, before anything starts
 }
 
@@ -345,7 +265,11 @@ CliResult parse_command_line(const std::vector<std::string>& args, const Environ
   build_app(app, f, o.ssh);
 
   std::vector<std::string> own;
-  split_command(app, args, &own, &o.command);
+  try {
+    split_command(app, args, &own, &o.command);
+  } catch (const InvalidArgument& e) {  // an ambiguous abbreviation, as argparse says it
+    return exit_with(2, "", fmt::format("kolorun: {}\n", e.what()));
+  }
   std::reverse(own.begin(), own.end());  // CLI11 takes the vector reversed
   try {
     app.parse(own);
@@ -362,16 +286,19 @@ CliResult parse_command_line(const std::vector<std::string>& args, const Environ
     }
     if (o.command.empty())
       throw InvalidArgument("no program given: kolorun -np N [options] program [args...]");
-    if (elastic_mode(app))
+    const bool elastic = elastic_mode(app);
+    if (elastic)
       resolve_elastic(app, f, o);
     else
-      resolve_fixed(app, f, o);
+      resolve_fixed(app, f, result);
 
-    resolve_settings(app, f, env, result);
+    const ConfigFile file = f.config_file.empty() ? ConfigFile{} : load_config_file(f.config_file);
+    resolve_settings(app, f, file, env, result);
     if (app.get_option("--ssh-port")->count() > 0) o.ssh.port = f.ssh_port;
     o.output.timestamps = f.timestamps;
     o.output.directory = f.output_dir;
     o.verbose = f.verbose;
+    resolve_launcher(app, f, file.controller, elastic, env, result);
     result.action = CliResult::Action::kLaunch;
     return result;
   } catch (const InvalidArgument& e) {

@@ -1,12 +1,16 @@
-// horovodrun's --config-file, read with yaml-cpp. The keys Kolo takes are
-// the config_key of settings in common/settings/table.h.
+// horovodrun's --config-file, read with yaml-cpp. The keys of settings are
+// their config_key (and off_config_key) in common/settings/table.h; the keys
+// for features Kolo lacks are listed here; `controller` picks the launcher.
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "common/errno_text.h"
 #include "common/error.h"
@@ -20,96 +24,138 @@ namespace {
 using settings::FlagSpec;
 using settings::Spec;
 
-// horovodrun's sections and keys that mean nothing to Kolo: skipped with a
-// warning, so a horovodrun file still works.
-constexpr std::string_view kIgnoredSections[] = {"autotune", "library_options", "controller"};
-constexpr std::string_view kIgnoredKeys[] = {
-    "params.hierarchical_allreduce", "params.hierarchical_allgather", "logging.with_timestamp"};
+// horovodrun's keys for features Kolo lacks (runner/horovod_only.h), read
+// with the type horovodrun gives them.
+struct HorovodOnlyKey {
+  const char* key;
+  void (*store)(const YAML::Node& value, HorovodOnlyRequests& r);
+};
 
-const Spec* spec_for_key(const std::string& key) {
-  for (const Spec& spec : settings::kTable)
-    if (!spec.flag.config_key.empty() && spec.flag.config_key == key) return &spec;
+template <typename T, std::optional<T> HorovodOnlyRequests::*field>
+void store(const YAML::Node& value, HorovodOnlyRequests& r) {
+  r.*field = value.as<T>();
+}
+
+constexpr HorovodOnlyKey kHorovodOnlyKeys[] = {
+    {"autotune.enabled", store<bool, &HorovodOnlyRequests::autotune>},
+    {"autotune.log_file", store<std::string, &HorovodOnlyRequests::autotune_log_file>},
+    {"autotune.warmup_samples", store<int, &HorovodOnlyRequests::autotune_warmup_samples>},
+    {"autotune.steps_per_sample", store<int, &HorovodOnlyRequests::autotune_steps_per_sample>},
+    {"autotune.bayes_opt_max_samples",
+     store<int, &HorovodOnlyRequests::autotune_bayes_opt_max_samples>},
+    {"autotune.gaussian_process_noise",
+     store<double, &HorovodOnlyRequests::autotune_gaussian_process_noise>},
+    {"params.torus_allreduce", store<bool, &HorovodOnlyRequests::torus_allreduce>},
+    {"library_options.mpi_threads_disable", store<bool, &HorovodOnlyRequests::mpi_threads_disable>},
+    {"library_options.num_nccl_streams", store<int, &HorovodOnlyRequests::num_nccl_streams>},
+    {"library_options.ccl_bgt_affinity", store<int, &HorovodOnlyRequests::thread_affinity>},
+};
+
+const HorovodOnlyKey* horovod_only_key(const std::string& key) {
+  for (const HorovodOnlyKey& k : kHorovodOnlyKeys)
+    if (key == k.key) return &k;
   return nullptr;
 }
 
-bool known_section(const std::string& section) {
-  for (const Spec& spec : settings::kTable) {
-    const std::string_view key = spec.flag.config_key;
-    if (key.substr(0, key.find('.')) == section) return true;
-  }
-  return false;
+std::string section_of(std::string_view key) {
+  return std::string(key.substr(0, key.find('.')));
 }
 
-std::string known_sections() {
+// Every section, in the order horovodrun's files list them.
+std::vector<std::string> known_sections() {
   std::vector<std::string> names;
-  for (const Spec& spec : settings::kTable) {
-    const std::string_view key = spec.flag.config_key;
-    if (key.empty()) continue;
-    std::string section(key.substr(0, key.find('.')));
+  auto add = [&](std::string_view key) {
+    if (key.empty()) return;
+    std::string section = section_of(key);
     if (std::find(names.begin(), names.end(), section) == names.end()) names.push_back(section);
+  };
+  for (const Spec& spec : settings::kTable) {
+    add(spec.flag.config_key);
+    add(spec.flag.off_config_key);
   }
-  return fmt::format("{}", fmt::join(names, ", "));
+  for (const HorovodOnlyKey& k : kHorovodOnlyKeys) add(k.key);
+  return names;
 }
 
-template <typename List>
-bool listed(const List& list, const std::string& name) {
-  return std::find(std::begin(list), std::end(list), name) != std::end(list);
+// The setting a key sets, and whether the key means the switch's opposite.
+std::pair<const Spec*, bool> spec_for_key(const std::string& key) {
+  for (const Spec& spec : settings::kTable) {
+    if (!spec.flag.config_key.empty() && spec.flag.config_key == key) return {&spec, false};
+    if (!spec.flag.off_config_key.empty() && spec.flag.off_config_key == key) return {&spec, true};
+  }
+  return {nullptr, false};
 }
 
 class ConfigReader {
  public:
-  ConfigReader(std::string origin, std::vector<std::string>* warnings)
-      : origin_(std::move(origin)), warnings_(warnings) {}
+  explicit ConfigReader(std::string origin) : origin_(std::move(origin)) {}
 
-  Environment read(const YAML::Node& root) {
-    Environment env;
-    if (root.IsNull()) return env;
+  ConfigFile read(const YAML::Node& root) {
+    ConfigFile file;
+    if (root.IsNull()) return file;
     if (!root.IsMap()) fail("", "the file must be a mapping of sections (params:, timeline:, ...)");
+    const std::vector<std::string> sections = known_sections();
     for (const auto& section : root) {
       const std::string name = section.first.as<std::string>();
-      if (known_section(name)) {
-        read_section(name, section.second, env);
-      } else if (listed(kIgnoredSections, name)) {
-        warn(fmt::format("section '{}' is horovodrun's but has no effect in Kolo; skipped", name));
+      if (name == "controller") {
+        file.controller = controller(section.second);
+      } else if (std::find(sections.begin(), sections.end(), name) != sections.end()) {
+        read_section(name, section.second, file);
       } else {
-        fail(name, fmt::format("unknown section (known: {})", known_sections()));
+        fail(name,
+             fmt::format("unknown section (known: controller, {})", fmt::join(sections, ", ")));
       }
     }
-    return env;
+    return file;
   }
 
  private:
-  void read_section(const std::string& section, const YAML::Node& body, Environment& env) {
+  // horovodrun's `controller: gloo|mpi` (any case), as --gloo or --mpi.
+  std::string controller(const YAML::Node& node) {
+    std::string value = node.IsScalar() ? node.Scalar() : "";
+    std::transform(value.begin(), value.end(), value.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (value != "gloo" && value != "mpi")
+      fail("controller", fmt::format("must be gloo or mpi (line {})", node.Mark().line + 1));
+    return value;
+  }
+
+  void read_section(const std::string& section, const YAML::Node& body, ConfigFile& file) {
     if (body.IsNull()) return;
     if (!body.IsMap()) fail(section, "must be a mapping of keys");
     for (const auto& entry : body) {
       const std::string key = section + "." + entry.first.as<std::string>();
-      if (const Spec* spec = spec_for_key(key)) {
-        env[std::string(spec->name)] = value(*spec, key, entry.second);
-      } else if (listed(kIgnoredKeys, key)) {
-        warn(fmt::format("{} has no effect in Kolo; skipped", key));
+      if (const auto [spec, opposite] = spec_for_key(key); spec != nullptr) {
+        file.settings[std::string(spec->name)] = value(*spec, key, entry.second, opposite);
+      } else if (const HorovodOnlyKey* k = horovod_only_key(key)) {
+        if (!entry.second.IsScalar())
+          fail(key, fmt::format("must be a single value (line {})", entry.second.Mark().line + 1));
+        try {
+          k->store(entry.second, file.horovod_only);
+        } catch (const YAML::Exception&) {
+          fail(key, fmt::format("'{}' is not a value of the right kind (line {})",
+                                entry.second.Scalar(), entry.second.Mark().line + 1));
+        }
       } else {
         fail(key, "unknown key");
       }
     }
   }
 
-  std::string value(const Spec& spec, const std::string& key, const YAML::Node& node) {
+  std::string value(const Spec& spec, const std::string& key, const YAML::Node& node,
+                    bool opposite) {
     if (!node.IsScalar())
       fail(key, fmt::format("must be a single value (line {})", node.Mark().line + 1));
     if (spec.flag.form == FlagSpec::Form::kSwitch) {
       bool on = false;
       if (!YAML::convert<bool>::decode(node, on))
         fail(key, fmt::format("must be true or false (line {})", node.Mark().line + 1));
-      return settings::value_from_file_switch(spec, on);
+      return settings::value_from_file_switch(spec, on != opposite);
     }
     return settings::value_from_flag(spec, node.Scalar(),
                                      fmt::format("config file {}: {}", origin_, key));
   }
 
-  void warn(const std::string& message) {
-    if (warnings_) warnings_->push_back(fmt::format("{}: {}", origin_, message));
-  }
   [[noreturn]] void fail(const std::string& where, const std::string& message) {
     throw InvalidArgument(where.empty()
                               ? fmt::format("config file {}: {}", origin_, message)
@@ -117,13 +163,11 @@ class ConfigReader {
   }
 
   std::string origin_;
-  std::vector<std::string>* warnings_;
 };
 
 }  // namespace
 
-Environment parse_config_text(const std::string& text, const std::string& origin,
-                              std::vector<std::string>* warnings) {
+ConfigFile parse_config_text(const std::string& text, const std::string& origin) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -131,19 +175,19 @@ Environment parse_config_text(const std::string& text, const std::string& origin
     throw InvalidArgument(fmt::format("config file {} is not valid YAML: {}", origin, e.what()));
   }
   try {
-    return ConfigReader(origin, warnings).read(root);
+    return ConfigReader(origin).read(root);
   } catch (const YAML::Exception& e) {
     throw InvalidArgument(fmt::format("config file {}: {}", origin, e.what()));
   }
 }
 
-Environment load_config_file(const std::string& path, std::vector<std::string>* warnings) {
+ConfigFile load_config_file(const std::string& path) {
   std::ifstream in(path);
   if (!in)
     throw InvalidArgument(fmt::format("cannot read config file '{}': {}", path, errno_text(errno)));
   std::stringstream text;
   text << in.rdbuf();
-  return parse_config_text(text.str(), path, warnings);
+  return parse_config_text(text.str(), path);
 }
 
 }  // namespace kolo::runner

@@ -39,22 +39,24 @@ std::string interface_address(const std::string& name) {
                   available));
 }
 
-// Where remote ranks reach the store: the named interface, else the local
-// address that routes to the first remote host, else the first interface
-// that is up and not loopback.
-std::string reachable_address(const LaunchOptions& options, const std::string& first_remote) {
+// The address of this machine that `toward` (a remote host; empty: none
+// known) reaches it on: the named interface, else the local address the
+// kernel would send from to reach it (a connected UDP socket's own address),
+// else the first interface that is up and not loopback. The first interface
+// alone is not enough: on a machine with several networks it is often one
+// the hosts cannot reach.
+std::string address_toward(const LaunchOptions& options, const std::string& toward) {
   if (const std::string iface = options.setting("KOLO_IFACE"); !iface.empty())
     return interface_address(iface);
-  if (!first_remote.empty()) {
-    std::string routed = net::local_address_routing_to(host_address(first_remote));
+  if (!toward.empty()) {
+    std::string routed = net::local_address_routing_to(host_address(toward));
     if (!routed.empty()) return routed;
   }
   for (const auto& i : net::list_interface_addresses())
     if (!i.ipv6 && i.up && !i.loopback) return i.address;
-  if (first_remote.empty()) return "127.0.0.1";  // no network at all: local hosts still work
-  throw InvalidArgument(
-      fmt::format("no network address of this host reaches {}; name one with --network-interface",
-                  first_remote));
+  if (toward.empty()) return "127.0.0.1";  // no network at all: local hosts still work
+  throw InvalidArgument(fmt::format(
+      "no network address of this host reaches {}; name one with --network-interface", toward));
 }
 
 std::string ssh_target(const std::string& host) {
@@ -92,10 +94,11 @@ LaunchContext::LaunchContext(const LaunchOptions& options,
     throw InvalidArgument("ssh is needed to reach the remote hosts but is not in PATH");
   helper_ = options.remote_helper.empty() ? self_executable() : options.remote_helper;
 
+  first_remote_ = first_remote;
   bind_address_ = "127.0.0.1";
   rendezvous_.address = "127.0.0.1";
   if (!first_remote.empty() || any_remote_later) {
-    rendezvous_.address = reachable_address(options, first_remote);
+    rendezvous_.address = address_toward(options, first_remote);
     bind_address_ = "0.0.0.0";
   } else if (const std::string iface = options.setting("KOLO_IFACE"); !iface.empty()) {
     interface_address(iface);  // a typo fails here, not in every rank
@@ -110,6 +113,17 @@ LaunchContext::LaunchContext(const LaunchOptions& options,
 
 LaunchContext::~LaunchContext() = default;
 
+void LaunchContext::saw_host(const std::string& host) {
+  if (first_remote_.empty() && !is_local(host)) first_remote_ = host;
+}
+
+std::string LaunchContext::store_address_for(const std::string& host) const {
+  if (bind_address_ == "127.0.0.1") return rendezvous_.address;  // every rank is on this machine
+  // A rank on this machine derives the address it listens on from this one
+  // (the route toward it), so it gets the address remote ranks reach it by.
+  return address_toward(options_, is_local(host) ? first_remote_ : host);
+}
+
 bool LaunchContext::is_local(const std::string& host) const {
   return is_local_host(host, identity_);
 }
@@ -119,6 +133,8 @@ RankLaunch LaunchContext::make(const RankSlot& slot, int tag, const Environment&
   r.slot = slot;
   r.tag = tag;
   r.remote = !is_local(slot.host);
+  RendezvousEndpoint endpoint = rendezvous_;
+  endpoint.address = store_address_for(slot.host);
   const Stream output = options_.output.tagged ? Stream::pipe() : Stream::inherit();
   r.spawn.out = output;
   r.spawn.err = output;
@@ -127,7 +143,7 @@ RankLaunch LaunchContext::make(const RankSlot& slot, int tag, const Environment&
       throw InvalidArgument(fmt::format("{}: command not found", options_.command[0]));
     r.spawn.argv = options_.command;
     r.spawn.argv[0] = *local_program_;
-    r.spawn.env = rank_environment(launcher_env_, slot, rendezvous_, options_);
+    r.spawn.env = rank_environment(launcher_env_, slot, endpoint, options_);
     for (const auto& [k, v] : extra) r.spawn.env[k] = v;
   } else {
     if (!ssh_program_)
@@ -136,7 +152,7 @@ RankLaunch LaunchContext::make(const RankSlot& slot, int tag, const Environment&
     RemoteRequest request;
     request.cwd = cwd_;
     request.argv = options_.command;
-    request.env = rank_environment(remote_base_, slot, rendezvous_, options_);
+    request.env = rank_environment(remote_base_, slot, endpoint, options_);
     for (const auto& [k, v] : extra) request.env[k] = v;
     request.grace_ms = static_cast<int>(options_.kill_grace.count());
     r.remote_request = encode_remote_request(request);

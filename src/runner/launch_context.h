@@ -29,10 +29,21 @@ class LaunchContext {
   ~LaunchContext();
 
   bool is_local(const std::string& host) const;
+  // A host the job may use from now on (elastic discovery): the first
+  // remote one decides the address ranks on this machine are given.
+  void saw_host(const std::string& host);
+  // The store's address as ranks on `host` are told it, by one rule for
+  // -H and discovered hosts: loopback when every rank is on this machine;
+  // else --network-interface's address, or the local address that routes to
+  // `host` (for this machine's own ranks: to the first remote host known).
+  // Throws InvalidArgument when no address reaches the host.
+  std::string store_address_for(const std::string& host) const;
   // The process of one rank; `extra` is added to its environment last.
   // Throws InvalidArgument when the host cannot be reached the way it needs
   // (a local command not found, no ssh for a remote host).
   RankLaunch make(const RankSlot& slot, int tag, const Environment& extra = {}) const;
+  // The store as the launcher itself reaches it; the address is the one
+  // for this machine's ranks at the start (store_address_for gives each host's).
   const RendezvousEndpoint& rendezvous() const { return rendezvous_; }
   const std::string& bind_address() const { return bind_address_; }
 
@@ -47,6 +58,7 @@ class LaunchContext {
   std::string helper_;
   RendezvousEndpoint rendezvous_;
   std::string bind_address_;
+  std::string first_remote_;  // the first remote host known, or empty
   std::unique_ptr<rendezvous::TcpStoreServer> server_;
 };
 

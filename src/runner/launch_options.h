@@ -47,6 +47,16 @@ struct ElasticOptions {
   std::chrono::milliseconds discovery_interval{1000};
 };
 
+// kolorun --mpi (or --mpi-args): the system's mpirun starts the ranks
+// (runner/mpi_launch.h); kolorun still hosts the rendezvous store.
+struct MpiOptions {
+  bool enabled = false;
+  std::string mpirun;                           // its path, found in PATH
+  std::vector<std::string> extra_args;          // --mpi-args, split into words
+  std::vector<std::string> binding_args;        // --binding-args; empty: no binding, map by slot
+  std::vector<std::string> network_interfaces;  // every --network-interface(s) name
+};
+
 struct LaunchOptions {
   int np = 0;
   std::vector<HostSlots> hosts;      // empty: localhost with np slots
@@ -56,6 +66,7 @@ struct LaunchOptions {
   // (runner/setting_flags.h), checked; flags win over the file.
   Environment settings;
   ElasticOptions elastic;
+  MpiOptions mpi;
   SshOptions ssh;
   OutputOptions output;
   bool verbose = false;

@@ -4,6 +4,7 @@
 
 #include "runner/elastic/elastic_driver.h"
 #include "runner/launch_context.h"
+#include "runner/mpi_launch.h"
 #include "runner/output_mux.h"
 #include "runner/signal_capture.h"
 
@@ -11,6 +12,7 @@ namespace kolo::runner {
 
 JobResult launch(const LaunchOptions& options, int stdout_fd, int stderr_fd) {
   if (options.elastic.enabled) return elastic::run_elastic(options, stdout_fd, stderr_fd);
+  if (options.mpi.enabled) return launch_with_mpirun(options, stdout_fd, stderr_fd);
   const std::vector<RankSlot> slots = assign_ranks(options.hosts, options.np);
   std::vector<std::string> hosts;
   for (const auto& s : slots) hosts.push_back(s.host);

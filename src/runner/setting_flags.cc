@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/error.h"
 #include "common/settings/flags.h"
 #include "common/settings/table.h"
 #include "common/settings/values.h"
@@ -20,10 +21,20 @@ void SettingFlags::add_to(CLI::App& app) {
     const std::string help = fmt::format("{} ({})", settings::short_description(spec), spec.name);
     if (spec.flag.form == FlagSpec::Form::kSwitch) {
       app.add_flag(names, switches_[&spec], help)->group(group);
+      std::string off;
+      for (std::string_view name : settings::off_flag_names(spec))
+        off += (off.empty() ? "" : ",") + std::string(name);
+      if (!off.empty())
+        app.add_flag(off, off_switches_[&spec],
+                     fmt::format("sets {} to {}", spec.name, settings::value_from_off_switch(spec)))
+            ->group(group);
     } else {
-      app.add_option(names, values_[&spec], help)
-          ->type_name(std::string(spec.flag.value_name))
-          ->group(group);
+      auto* option = app.add_option(names, values_[&spec], help)
+                         ->type_name(std::string(spec.flag.value_name))
+                         ->group(group);
+      // horovodrun's --network-interface may be repeated; the setting takes the first.
+      if (spec.flag.form == FlagSpec::Form::kFirstOfList)
+        option->multi_option_policy(CLI::MultiOptionPolicy::TakeFirst);
     }
   }
 }
@@ -37,6 +48,15 @@ Environment SettingFlags::given(const CLI::App& app) const {
   }
   for (const auto& [spec, on] : switches_)
     if (on) env[std::string(spec->name)] = settings::value_from_switch(*spec);
+  // As in horovodrun, where each pair is an argparse mutually exclusive group.
+  for (const auto& [spec, off] : off_switches_) {
+    if (!off) continue;
+    if (switches_.at(spec))
+      throw InvalidArgument(fmt::format("{} and {} cannot be given together",
+                                        settings::flag_names(*spec).front(),
+                                        settings::off_flag_names(*spec).front()));
+    env[std::string(spec->name)] = settings::value_from_off_switch(*spec);
+  }
   return env;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/settings/spec.h"
+#include "runner/horovod_only.h"
 #include "runner/process.h"
 
 namespace kolo::runner {
@@ -28,17 +29,22 @@ class SettingFlags {
  private:
   std::map<const settings::Spec*, std::string> values_;
   std::map<const settings::Spec*, bool> switches_;
+  std::map<const settings::Spec*, bool> off_switches_;  // "--no-..." spellings
 };
 
-// horovodrun's YAML config file: sections params, timeline, stall_check and
-// logging, with the keys the table names. Keys horovodrun knows that Kolo
-// has no use for (autotune, library_options, controller, hierarchical_*) are
-// skipped with a warning appended to `warnings`; anything else, a wrong
-// value, or a file that is not YAML is an InvalidArgument naming the file
-// and key.
-Environment load_config_file(const std::string& path, std::vector<std::string>* warnings);
-Environment parse_config_text(const std::string& text, const std::string& origin,
-                              std::vector<std::string>* warnings);
+// horovodrun's YAML config file: what it sets, with flags over it.
+struct ConfigFile {
+  Environment settings;              // the KOLO_ variables of its setting keys
+  HorovodOnlyRequests horovod_only;  // its keys for features Kolo lacks
+  std::string controller;            // "gloo", "mpi", or "" when it names none
+};
+
+// Reads every key horovodrun's config parser reads: the sections params,
+// autotune, timeline, stall_check, library_options and logging, and the
+// top-level controller. An unknown section or key, a wrong value, or a file
+// that is not YAML is an InvalidArgument naming the file and key.
+ConfigFile load_config_file(const std::string& path);
+ConfigFile parse_config_text(const std::string& text, const std::string& origin);
 
 // Checks the environment every rank will start with (kolorun's own,
 // overlaid with the flags, the file and -x) exactly as Config::FromEnv will,

@@ -39,20 +39,35 @@ std::string value_from_switch(const Spec& spec) {
   return parse_value(spec, spec.name, spec.flag.switch_value).text;
 }
 
+std::string value_from_off_switch(const Spec& spec) {
+  return value_from_switch(spec) == "1" ? "0" : "1";
+}
+
 std::string value_from_file_switch(const Spec& spec, bool on) {
-  const bool switch_on = parse_value(spec, spec.name, spec.flag.switch_value).integer != 0;
+  const bool switch_on = value_from_switch(spec) == "1";
   return (on != spec.flag.inverted) == switch_on ? "1" : "0";
 }
 
-std::vector<std::string_view> flag_names(const Spec& spec) {
+namespace {
+
+std::vector<std::string_view> comma_list(std::string_view rest) {
   std::vector<std::string_view> names;
-  std::string_view rest = spec.flag.names;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
     names.push_back(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   return names;
+}
+
+}  // namespace
+
+std::vector<std::string_view> flag_names(const Spec& spec) {
+  return comma_list(spec.flag.names);
+}
+
+std::vector<std::string_view> off_flag_names(const Spec& spec) {
+  return comma_list(spec.flag.off_names);
 }
 
 std::string_view short_description(const Spec& spec) {

@@ -19,12 +19,17 @@ namespace kolo::settings {
 std::string value_from_flag(const Spec& spec, std::string_view value, std::string_view written);
 // A kSwitch setting's value when its flag is given.
 std::string value_from_switch(const Spec& spec);
+// A kSwitch setting's value when one of its `off_names` is given: "0" when
+// the switch sets "1", else "1".
+std::string value_from_off_switch(const Spec& spec);
 // A kSwitch setting's value when its --config-file key says `on`: the
 // switch's value for true, its opposite for false (flipped for keys that
 // say the opposite of the variable, as stall_check.enabled does).
 std::string value_from_file_switch(const Spec& spec, bool on);
 // The flag's spellings ("--network-interface", "--network-interfaces").
 std::vector<std::string_view> flag_names(const Spec& spec);
+// A switch's spellings that set the opposite ("--no-hierarchical-allreduce").
+std::vector<std::string_view> off_flag_names(const Spec& spec);
 // The first clause of the description, for --help.
 std::string_view short_description(const Spec& spec);
 

@@ -37,13 +37,26 @@ std::string default_text(const Spec& spec) {
   }
 }
 
+std::string list_of(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::string_view name : names) out += fmt::format("{}`{}`", out.empty() ? "" : ", ", name);
+  return out;
+}
+
 std::string flag_value(const Spec& spec) {
   const FlagSpec& f = spec.flag;
   switch (f.form) {
-    case FlagSpec::Form::kSwitch:
-      return fmt::format("`{}`; in the file `true` gives `{}`, `false` gives `{}`",
-                         value_from_switch(spec), value_from_file_switch(spec, true),
-                         value_from_file_switch(spec, false));
+    case FlagSpec::Form::kSwitch: {
+      std::string text = fmt::format("`{}`; in the file `true` gives `{}`, `false` gives `{}`",
+                                     value_from_switch(spec), value_from_file_switch(spec, true),
+                                     value_from_file_switch(spec, false));
+      if (!f.off_names.empty())
+        text += fmt::format("; {} gives `{}`", list_of(off_flag_names(spec)),
+                            value_from_off_switch(spec));
+      if (!f.off_config_key.empty())
+        text += fmt::format("; the key `{}` means the opposite", f.off_config_key);
+      return text;
+    }
     case FlagSpec::Form::kFirstOfList:
       return "the first of the list";
     case FlagSpec::Form::kValue:

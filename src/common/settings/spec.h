@@ -50,6 +50,13 @@ struct FlagSpec {
   // (stall_check.enabled vs KOLO_STALL_CHECK_DISABLE).
   std::string_view switch_value = "1";
   bool inverted = false;
+  // kSwitch: horovodrun's spellings that set the opposite value
+  // ("--no-hierarchical-allreduce"); giving both is an error, as argparse's
+  // mutually exclusive groups make it.
+  std::string_view off_names;
+  // kSwitch: a second key whose true means the opposite of `config_key`'s
+  // (logging.with_timestamp beside logging.hide_timestamp).
+  std::string_view off_config_key;
 };
 
 struct Spec {

@@ -86,9 +86,9 @@ inline constexpr Spec kTable[] = {
      .alias = "HOROVOD_HOSTNAME",
      .kind = Kind::kString,
      .section = kLayout,
-     .description = "the rank's host as written in `-H` or the hostfile (for the user's "
-                    "script; Kolo itself does not read it)",
-     .default_doc = "(set by kolorun)"},
+     .description = "the rank's host as written in `-H` or the hostfile; errors name peers "
+                    "by it",
+     .default_doc = "(set by kolorun; else the machine's hostname)"},
 
     // Rendezvous.
     {.name = "KOLO_RENDEZVOUS_ADDR",
@@ -116,6 +116,13 @@ inline constexpr Spec kTable[] = {
      .fallback = "kolo",
      .section = kRendezvous,
      .description = "scope of this job's keys in the store"},
+    {.name = "KOLO_RENDEZVOUS_DIR",
+     .kind = Kind::kString,
+     .fallback = "/tmp",
+     .section = kRendezvous,
+     .description = "under mpirun, srun or torchrun on one host: where rank 0 leaves the address "
+                    "of its store for the others (in a kolo-UID directory only the user can "
+                    "enter)"},
     {.name = "KOLO_START_TIMEOUT",
      .alias = "HOROVOD_START_TIMEOUT",
      .kind = Kind::kSeconds,
@@ -142,11 +149,17 @@ inline constexpr Spec kTable[] = {
      .description = "explicit IPv4 address to listen on and publish",
      .default_doc = "(auto)"},
     {.name = "KOLO_TIMEOUT_SECONDS",
+     .alias = "HOROVOD_GLOO_TIMEOUT_SECONDS",
      .kind = Kind::kSeconds,
      .fallback = "300",
      .range = kAboveZero,
      .section = kTcp,
-     .description = "longest wait for one send or receive before it fails naming the peer"},
+     .description = "longest wait for one send or receive before it fails naming the peer "
+                    "(horovodrun's Gloo operation timeout)",
+     .flag = {.form = Form::kValue,
+              .names = "--gloo-timeout-seconds",
+              .value_name = "SECONDS",
+              .config_key = "library_options.gloo_timeout_seconds"}},
     {.name = "KOLO_PEER_TIMEOUT_SECONDS",
      .kind = Kind::kSeconds,
      .fallback = "30",
@@ -285,14 +298,22 @@ inline constexpr Spec kTable[] = {
      .section = kShm,
      .description = "`auto` (or 1): across hosts with the same number of ranks (at least 2) "
                     "each, reduce-scatter within the host, ring across hosts per shard, "
-                    "allgather within the host; 0: flat TCP algorithms"},
+                    "allgather within the host; 0: flat TCP algorithms",
+     .flag = {.form = Form::kSwitch,
+              .names = "--hierarchical-allreduce",
+              .config_key = "params.hierarchical_allreduce",
+              .off_names = "--no-hierarchical-allreduce"}},
     {.name = "KOLO_HIERARCHICAL_ALLGATHER",
      .alias = "HOROVOD_HIERARCHICAL_ALLGATHER",
      .kind = Kind::kChoice,
      .fallback = "auto",
      .choices = kTriState,
      .section = kShm,
-     .description = "the same for allgather: across hosts per local rank, then within the host"},
+     .description = "the same for allgather: across hosts per local rank, then within the host",
+     .flag = {.form = Form::kSwitch,
+              .names = "--hierarchical-allgather",
+              .config_key = "params.hierarchical_allgather",
+              .off_names = "--no-hierarchical-allgather"}},
 
     // Collective algorithms.
     {.name = "KOLO_ALLREDUCE_ALGORITHM",
@@ -420,7 +441,8 @@ inline constexpr Spec kTable[] = {
      .description = "add a CYCLE_START marker for every engine cycle",
      .flag = {.form = Form::kSwitch,
               .names = "--timeline-mark-cycles",
-              .config_key = "timeline.mark_cycles"}},
+              .config_key = "timeline.mark_cycles",
+              .off_names = "--no-timeline-mark-cycles"}},
     {.name = "KOLO_STALL_CHECK_DISABLE",
      .alias = "HOROVOD_STALL_CHECK_DISABLE",
      .kind = Kind::kBool,
@@ -430,7 +452,8 @@ inline constexpr Spec kTable[] = {
      .flag = {.form = Form::kSwitch,
               .names = "--no-stall-check",
               .config_key = "stall_check.enabled",
-              .inverted = true}},
+              .inverted = true,
+              .off_names = "--stall-check"}},
     {.name = "KOLO_STALL_CHECK_TIME_SECONDS",
      .alias = "HOROVOD_STALL_CHECK_TIME_SECONDS",
      .kind = Kind::kSeconds,
@@ -477,6 +500,18 @@ inline constexpr Spec kTable[] = {
               .names = "--log-level",
               .value_name = "LEVEL",
               .config_key = "logging.level"}},
+    {.name = "KOLO_LOG_HIDE_TIME",
+     .alias = "HOROVOD_LOG_HIDE_TIME",
+     .kind = Kind::kBool,
+     .fallback = "0",
+     .section = kLogging,
+     .description = "1 leaves the time out of Kolo's log lines (`[kolo WARNING pid 42] ...` "
+                    "instead of `[kolo 1700000000.123 WARNING pid 42] ...`)",
+     .flag = {.form = Form::kSwitch,
+              .names = "--log-without-timestamp,--log-hide-timestamp",
+              .config_key = "logging.hide_timestamp",
+              .off_names = "--log-with-timestamp,--no-log-hide-timestamp",
+              .off_config_key = "logging.with_timestamp"}},
 
     // Elastic mode.
     {.name = "KOLO_ELASTIC",
@@ -496,6 +531,16 @@ inline constexpr Spec kTable[] = {
      .section = kElastic,
      .description = "how long an init waits for its place in a round (kolorun sets "
                     "`--elastic-timeout` + 30)"},
+    {.name = "KOLO_ELASTIC_HOST_FAILURES",
+     .kind = Kind::kInt,
+     .fallback = "3",
+     .range = kPositive,
+     .section = kElastic,
+     .description = "kolorun blacklists a host at the N-th worker failure on it (counted "
+                    "again after each blacklisting); before that the failed worker's slot is "
+                    "refilled, and the host's healthy workers keep running either way (1: "
+                    "horovodrun's rule, every failure blacklists)",
+     .flag = {.form = Form::kValue, .names = "--elastic-host-failures", .value_name = "N"}},
 
     // kolo.run.
     {.name = "KOLO_RUN_ADDR",

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "common/error.h"
+#include "common/settings/values.h"
 #include "rendezvous/elastic_protocol.h"
 #include "rendezvous/tcp_store_client.h"
 #include "runner/elastic/host_discovery.h"
@@ -49,13 +51,13 @@ std::string seconds_text(std::chrono::milliseconds d) {
 class ElasticDriver : public JobController {
  public:
   ElasticDriver(const LaunchOptions& options, LaunchContext& context, rendezvous::Store& store,
-                HostDiscovery* discovery)
+                HostDiscovery* discovery, int host_failures)
       : options_(options),
         elastic_(options.elastic),
         context_(context),
         store_(store),
         discovery_(discovery),
-        registry_(options.elastic.blacklist_cooldown) {}
+        registry_(options.elastic.blacklist_cooldown, host_failures) {}
 
   void on_exit(Job& job, size_t index) override;
   Clock::time_point on_tick(Job& job, Clock::time_point now) override;
@@ -84,6 +86,8 @@ class ElasticDriver : public JobController {
   void answer(Worker& w, const Assignment& a);
   void leave(Job& job, Worker& w, const std::string& why);
   void finish_if_done(Job& job);
+  std::string judge_failure(Job& job, const Worker& w, const ExitStatus& status);
+  void below_min_np(Job& job, int possible, Clock::time_point now);
   void fail(Job& job, const std::string& message) { job.stop(1, "job failed: " + message); }
   Worker* find(size_t job_index);
   std::string describe(const Worker& w) const;
@@ -160,12 +164,7 @@ void ElasticDriver::on_exit(Job& job, size_t index) {
     finish_if_done(job);
     return;
   }
-  const auto until = registry_.blacklist(w->host, Clock::now());
-  job.note(fmt::format(
-      "{}; host {} is blacklisted {}", how, w->host,
-      until ? "for " + seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(
-                           *until - Clock::now()))
-            : std::string("for the rest of the job")));
+  job.note(fmt::format("{}; {}", how, judge_failure(job, *w, status)));
   if (alive_count() == 0) {
     fail(job, fmt::format("every worker has failed; the last: {}", how));
     return;
@@ -179,6 +178,28 @@ void ElasticDriver::on_exit(Job& job, size_t index) {
     forming_reason_ = fmt::format("{} failed", describe(*w));
     reason_is_a_rejoin_ = false;
   }
+}
+
+// Counts the failure against the worker's host and says what follows. Only
+// the host's own record decides: its other workers keep running either way.
+std::string ElasticDriver::judge_failure(Job& job, const Worker& w, const ExitStatus& status) {
+  const auto now = Clock::now();
+  HostRegistry::FailureVerdict verdict;
+  if (job.launch(w.job_index).remote && status.signal == 0 && status.code == 255) {
+    // ssh could not reach the host: another worker there would fail the same way.
+    verdict.blacklisted = true;
+    verdict.until = registry_.blacklist(w.host, now);
+  } else {
+    verdict = registry_.record_failure(w.host, now);
+  }
+  if (!verdict.blacklisted)
+    return fmt::format("failure {} of {} on host {} before it is blacklisted", verdict.failures,
+                       registry_.failures_to_blacklist(), w.host);
+  const std::string how_long =
+      verdict.until ? "for " + seconds_text(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   *verdict.until - now))
+                    : std::string("for the rest of the job");
+  return fmt::format("host {} is blacklisted {}", w.host, how_long);
 }
 
 void ElasticDriver::finish_if_done(Job& job) {
@@ -213,6 +234,7 @@ void ElasticDriver::poll_hosts(Job& job, Clock::time_point now) {
       if (!last_discovery_error_.empty()) job.note("host discovery script works again");
       last_discovery_error_.clear();
       changes = registry_.update(result->hosts, now);
+      for (const auto& h : result->hosts) context_.saw_host(h.host);
       hosts_known_ = true;
     }
   }
@@ -314,25 +336,18 @@ void ElasticDriver::form_round(Job& job, Clock::time_point now) {
   for (const auto& w : workers_)
     if (w.alive && !w.leaving) running.push_back({w.id, w.host, w.host_slot});
   const int cap = round_ == 0 ? options_.np : elastic_.max_np.value_or(1 << 30);
-  RoundPlan plan = plan_round(registry_.usable(), running, cap);
+  // Blacklisted hosts stay in the plan, closed: their healthy workers keep
+  // their places, but nothing new starts there.
+  std::set<std::string> closed;
+  for (const auto& h : registry_.blacklisted(now)) closed.insert(h);
+  RoundPlan plan = plan_round(registry_.discovered(), running, cap, closed);
   for (int id : plan.left_out)
     for (auto& w : workers_)
       if (w.id == id) leave(job, w, "its host is no longer usable or the job is at --max-np");
 
   const int size = static_cast<int>(plan.members.size());
   if (size < elastic_.min_np) {
-    if (!below_min_since_) {
-      below_min_since_ = now;
-      job.note(
-          fmt::format("{} of at least {} workers possible (--min-np); waiting up to {} for "
-                      "more hosts",
-                      size, elastic_.min_np, seconds_text(elastic_.timeout)));
-    } else if (now - *below_min_since_ >= elastic_.timeout) {
-      fail(job,
-           fmt::format("fewer than --min-np {} workers were possible for {} (usable slots: "
-                       "{})",
-                       elastic_.min_np, seconds_text(elastic_.timeout), registry_.usable_slots()));
-    }
+    below_min_np(job, size, now);
     return;
   }
   below_min_since_.reset();
@@ -359,6 +374,38 @@ void ElasticDriver::form_round(Job& job, Clock::time_point now) {
     return;
   }
   publish_round(job, plan);
+}
+
+// Fewer workers are possible than --min-np. Only a discovery script or a
+// blacklisting that ends can add slots; without either nothing will change,
+// so the job ends now instead of after --elastic-timeout.
+void ElasticDriver::below_min_np(Job& job, int possible, Clock::time_point now) {
+  const std::vector<std::string> out = registry_.blacklisted(now);
+  const std::string blacklisted =
+      out.empty() ? std::string() : fmt::format("; blacklisted: {}", fmt::join(out, ", "));
+  const auto cooldown_end = registry_.next_cooldown_end();
+  if (discovery_ == nullptr && !cooldown_end) {
+    fail(job, fmt::format("{} of at least {} workers (--min-np) possible, and no host can be "
+                          "added (no --host-discovery-script; usable slots: {}{})",
+                          possible, elastic_.min_np, registry_.usable_slots(), blacklisted));
+    return;
+  }
+  if (!below_min_since_) {
+    below_min_since_ = now;
+    std::string what = discovery_ != nullptr ? "for the host discovery script to report more hosts"
+                                             : "for a blacklisted host's cooldown to end";
+    if (discovery_ != nullptr && cooldown_end) what += " or a blacklisted host's cooldown to end";
+    job.note(
+        fmt::format("{} of at least {} workers possible (--min-np); waiting up to {} {} "
+                    "(usable slots: {}{})",
+                    possible, elastic_.min_np, seconds_text(elastic_.timeout), what,
+                    registry_.usable_slots(), blacklisted));
+  } else if (now - *below_min_since_ >= elastic_.timeout) {
+    fail(job, fmt::format("fewer than --min-np {} workers were possible for {} (usable slots: "
+                          "{}{})",
+                          elastic_.min_np, seconds_text(elastic_.timeout), registry_.usable_slots(),
+                          blacklisted));
+  }
 }
 
 void ElasticDriver::publish_round(Job& job, const RoundPlan& plan) {
@@ -445,7 +492,13 @@ JobResult run_elastic(const LaunchOptions& options, int stdout_fd, int stderr_fd
     discovery = std::make_unique<HostDiscovery>(
         options.elastic.discovery_script, options.elastic.slots_per_host,
         options.elastic.discovery_interval, std::chrono::seconds(30));
-  ElasticDriver driver(options, context, store, discovery.get());
+  const settings::Values values =
+      settings::Values::Read([&](std::string_view name) -> std::optional<std::string> {
+        if (std::string given = options.setting(std::string(name)); !given.empty()) return given;
+        return settings::from_environment(name);
+      });
+  ElasticDriver driver(options, context, store, discovery.get(),
+                       static_cast<int>(values.integer("KOLO_ELASTIC_HOST_FAILURES")));
   Job job({}, job_options(options, stdout_fd, stderr_fd, signals.fd()), &driver);
   return job.run();
 }

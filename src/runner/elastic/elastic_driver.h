@@ -12,11 +12,16 @@
 // announced in the store; workers see them at their next commit
 // (HostsUpdatedInterrupt on every rank at the same step) and join.
 //
-// A worker that fails gets its host blacklisted (for the cooldown, if one
-// is given). The job ends when a worker finishes successfully (after the
-// others finish too), when every worker has failed, when a new round would
-// exceed --reset-limit, when fewer than --min-np workers are possible for
-// --elastic-timeout, or when a round cannot form within --elastic-timeout.
+// A failed worker counts against its host; at KOLO_ELASTIC_HOST_FAILURES
+// failures (or at once when ssh cannot reach it) the host is blacklisted
+// (for the cooldown, if one is given): no new workers start there, while
+// its healthy workers keep their places. Before that the failed worker's
+// slot is refilled in the next round. The job ends when a worker finishes
+// successfully (after the others finish too), when every worker has
+// failed, when a new round would exceed --reset-limit, when fewer than
+// --min-np workers are possible (at once when neither discovery nor a
+// cooldown can add hosts, else after --elastic-timeout), or when a round
+// cannot form within --elastic-timeout.
 #pragma once
 
 #include "runner/job.h"

@@ -17,8 +17,12 @@ constexpr double kLongestCooldownSeconds = 1e9;
 
 }  // namespace
 
-HostRegistry::HostRegistry(std::optional<std::pair<double, double>> cooldown)
-    : cooldown_(cooldown) {
+HostRegistry::HostRegistry(std::optional<std::pair<double, double>> cooldown,
+                           int failures_to_blacklist)
+    : cooldown_(cooldown), failures_to_blacklist_(failures_to_blacklist) {
+  if (failures_to_blacklist_ < 1)
+    throw InvalidArgument(fmt::format("a host is blacklisted after at least 1 failure, not {}",
+                                      failures_to_blacklist_));
   if (cooldown_) {
     auto [lo, hi] = *cooldown_;
     if (!std::isfinite(lo) || !std::isfinite(hi) || lo < 0 || hi < lo)
@@ -93,6 +97,40 @@ std::optional<HostRegistry::Clock::time_point> HostRegistry::blacklist(const std
   }
   if (*h.out_until == Clock::time_point::max()) return std::nullopt;
   return h.out_until;
+}
+
+HostRegistry::FailureVerdict HostRegistry::record_failure(const std::string& host,
+                                                          Clock::time_point now) {
+  Host& h = hosts_[host];
+  FailureVerdict verdict;
+  if (out_at(h, now)) {
+    verdict.blacklisted = true;
+    if (*h.out_until != Clock::time_point::max()) verdict.until = h.out_until;
+    return verdict;
+  }
+  verdict.failures = ++h.failures;
+  if (h.failures < failures_to_blacklist_) return verdict;
+  h.failures = 0;
+  verdict.blacklisted = true;
+  verdict.until = blacklist(host, now);
+  return verdict;
+}
+
+std::vector<std::string> HostRegistry::blacklisted(Clock::time_point now) const {
+  std::vector<std::string> out;
+  for (const auto& name : order_) {
+    const Host& h = hosts_.at(name);
+    if (h.discovered_slots > 0 && out_at(h, now)) out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<HostSlots> HostRegistry::discovered() const {
+  std::vector<HostSlots> out;
+  for (const auto& name : order_)
+    if (const Host& h = hosts_.at(name); h.discovered_slots > 0)
+      out.push_back({name, h.discovered_slots});
+  return out;
 }
 
 bool HostRegistry::is_blacklisted(const std::string& host, Clock::time_point now) const {

@@ -1,5 +1,5 @@
 // The hosts an elastic job may use right now: what discovery last reported,
-// minus hosts blacklisted after a worker failed on them. Keeps hosts in the
+// minus hosts blacklisted after their workers kept failing. Keeps hosts in the
 // order they were first seen, so the hosts that survive a change keep the
 // low ranks and their workers' state.
 //
@@ -32,8 +32,12 @@ class HostRegistry {
 
   // `cooldown` in seconds. None: a blacklisted host stays out for the rest
   // of the job. {lo, hi}: its n-th blacklisting lasts min(lo * 2^(n-1), hi)
-  // seconds. Throws InvalidArgument unless 0 < lo <= hi (both finite).
-  explicit HostRegistry(std::optional<std::pair<double, double>> cooldown);
+  // seconds.
+  // `failures_to_blacklist`: record_failure() blacklists a host at its
+  // n-th failure since it was last blacklisted (KOLO_ELASTIC_HOST_FAILURES).
+  // Throws InvalidArgument unless 0 < lo <= hi (both finite) and n >= 1.
+  explicit HostRegistry(std::optional<std::pair<double, double>> cooldown,
+                        int failures_to_blacklist = 1);
 
   // The newest discovery output (or the fixed -H / hostfile list, given
   // once). Returns how the usable set changed since the previous
@@ -54,7 +58,25 @@ class HostRegistry {
   // blacklisted too.
   std::optional<Clock::time_point> blacklist(const std::string& host, Clock::time_point now);
 
+  // A worker on `host` failed. Counts it; the failure that reaches the
+  // threshold blacklists the host (blacklist(), and the count starts again).
+  // While the host is already out, a failure (a worker started before the
+  // blacklisting) counts nothing.
+  struct FailureVerdict {
+    int failures = 0;  // counted since the host was last blacklisted, this one included
+    bool blacklisted = false;
+    std::optional<Clock::time_point> until;  // blacklisted: when it ends; nullopt: never
+  };
+  FailureVerdict record_failure(const std::string& host, Clock::time_point now);
+  int failures_to_blacklist() const { return failures_to_blacklist_; }
+
   bool is_blacklisted(const std::string& host, Clock::time_point now) const;
+  // Hosts of the newest discovery output that are blacklisted at `now`, in
+  // registry order.
+  std::vector<std::string> blacklisted(Clock::time_point now) const;
+  // Every host of the newest discovery output with its slots, blacklisted or
+  // not, in registry order: where workers that are still running may stay.
+  std::vector<HostSlots> discovered() const;
 
   // Usable hosts with their slots, in the order they were first discovered
   // (a host that leaves and comes back keeps its old position). This is the
@@ -75,6 +97,7 @@ class HostRegistry {
     bool in_order = false;     // ever discovered, so it has its place in order_
     int discovered_slots = 0;  // 0: not in the newest discovery output
     int times_blacklisted = 0;
+    int failures = 0;  // since the last blacklisting
     // When the current blacklisting ends; time_point::max() for never;
     // nullopt if the host was never blacklisted.
     std::optional<Clock::time_point> out_until;
@@ -85,6 +108,7 @@ class HostRegistry {
   HostChanges recompute(Clock::time_point now);
 
   std::optional<std::pair<double, double>> cooldown_;
+  int failures_to_blacklist_;
   std::map<std::string, Host> hosts_;
   std::vector<std::string> order_;     // first-discovery order
   std::map<std::string, int> usable_;  // host -> slots as last reported, less blacklisted since

@@ -6,7 +6,8 @@
 namespace kolo::runner::elastic {
 
 RoundPlan plan_round(const std::vector<HostSlots>& usable,
-                     const std::vector<RunningWorker>& running, int cap) {
+                     const std::vector<RunningWorker>& running, int cap,
+                     const std::set<std::string>& closed) {
   struct HostPlan {
     const HostSlots* host;
     std::vector<std::pair<int, std::optional<int>>> picks;  // (slot, worker id or new)
@@ -34,11 +35,12 @@ RoundPlan plan_round(const std::vector<HostSlots>& usable,
     if (std::find(kept.begin(), kept.end(), w.id) == kept.end()) plan.left_out.push_back(w.id);
   // Then new workers on free slots, host by host.
   for (auto& hp : hosts)
-    for (int s = 0; s < hp.host->slots && count < cap; ++s)
-      if (occupant.find({hp.host->host, s}) == occupant.end()) {
-        hp.picks.emplace_back(s, std::nullopt);
-        ++count;
-      }
+    if (!closed.count(hp.host->host))
+      for (int s = 0; s < hp.host->slots && count < cap; ++s)
+        if (occupant.find({hp.host->host, s}) == occupant.end()) {
+          hp.picks.emplace_back(s, std::nullopt);
+          ++count;
+        }
   // Hosts with survivors before hosts with only new workers; stable otherwise.
   std::stable_partition(hosts.begin(), hosts.end(), [](const HostPlan& hp) {
     return std::any_of(hp.picks.begin(), hp.picks.end(),

@@ -2,8 +2,10 @@
 // logic, so every rule is unit-tested without processes.
 //
 // Rules: workers already running keep their place when their host is still
-// usable and their slot still exists; free slots of usable hosts get new
-// workers until the round has `cap` workers. Ranks go host by host (so
+// listed and their slot still exists (a blacklisted host keeps its healthy
+// workers: one failed worker does not take its neighbours down); free
+// slots of hosts that are not closed get new workers until the round has
+// `cap` workers. Ranks go host by host (so
 // local ranks are contiguous), hosts that already run workers first, in the
 // registry's stable order, and within a host the running workers before the
 // new ones: rank 0 is a survivor whenever there is one, which matters
@@ -11,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,10 +39,11 @@ struct RoundPlan {
   std::vector<int> left_out;  // running workers with no place (host gone, slot gone, over cap)
 };
 
-// `usable`: hosts in the registry's stable order with their slots.
+// `hosts`: hosts in the registry's stable order with their slots.
 // `running`: live workers not already on their way out. `cap`: the most
-// workers the round may have.
-RoundPlan plan_round(const std::vector<HostSlots>& usable,
-                     const std::vector<RunningWorker>& running, int cap);
+// workers the round may have. `closed`: hosts of `hosts` that keep their
+// running workers but get no new ones (blacklisted).
+RoundPlan plan_round(const std::vector<HostSlots>& hosts, const std::vector<RunningWorker>& running,
+                     int cap, const std::set<std::string>& closed = {});
 
 }  // namespace kolo::runner::elastic

@@ -163,7 +163,8 @@ MeshSockets build_mesh(rendezvous::Store& store, int rank, int size, const TcpOp
 
   MeshSockets mesh;
   mesh.peers.resize(size);
-  store.set(meta_key(rank), rendezvous::to_bytes(fmt::format("{:x} {}", nonce, local_hostname())));
+  const std::string host = options.host_name.empty() ? local_hostname() : options.host_name;
+  store.set(meta_key(rank), rendezvous::to_bytes(fmt::format("{:x} {}", nonce, host)));
   store.set(addr_key(rank), rendezvous::to_bytes(fmt::format("{}:{}", ip, port)));
   KOLO_LOG_DEBUG("rank {}: listening on {}:{}", rank, ip, port);
 

@@ -19,6 +19,10 @@ struct TcpOptions {
   // Host whose route picks the interface when neither of the above is set;
   // normally the rendezvous server's host.
   std::string route_hint;
+  // This rank's host as peers' errors name it ("rank 3 (host b) lost"):
+  // the name the launcher was given for it (KOLO_HOSTNAME, as in -H), which
+  // is what the user knows; empty: the machine's hostname.
+  std::string host_name;
   // How long to keep retrying connections and waiting for peers to publish
   // their addresses while the mesh is built (KOLO_START_TIMEOUT, the same
   // limit as for reaching the store).

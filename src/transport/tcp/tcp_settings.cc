@@ -11,6 +11,7 @@ TcpOptions tcp_options_from(const settings::Values& v) {
   // The rendezvous server's host routes to the interface peers can reach,
   // and the mesh gets as long to form as the store does.
   tcp.route_hint = v.text("KOLO_RENDEZVOUS_ADDR");
+  tcp.host_name = v.text("KOLO_HOSTNAME");
   tcp.connect_timeout = v.duration<milliseconds>("KOLO_START_TIMEOUT");
   tcp.op_timeout = v.duration<milliseconds>("KOLO_TIMEOUT_SECONDS");
   tcp.peer_timeout = v.duration<milliseconds>("KOLO_PEER_TIMEOUT_SECONDS");

@@ -24,7 +24,7 @@ the state holds after the reset, before the next sync.
 Options to make workers fail: --kill WORKER:STEP (repeatable) SIGKILLs
 worker WORKER when it is about to run step STEP+1 (after committing STEP),
 at most once per worker id (a marker file in OUTDIR); --fail-at-once exits
-1 before doing anything; --step-sleep sleeps before every step, so a test
+1 before doing anything (--fail-on-host HOST: only on that host); --step-sleep sleeps before every step, so a test
 can change the discovered hosts while the job runs.
 """
 
@@ -51,12 +51,18 @@ def parse_args():
     parser.add_argument("--step-sleep", type=float, default=0.0)
     parser.add_argument("--kill", action="append", default=[], metavar="WORKER:STEP")
     parser.add_argument("--fail-at-once", action="store_true")
+    parser.add_argument("--fail-on-host", default="",
+                        help="exit 1 at once when started on this host (KOLO_HOSTNAME)")
     parser.add_argument("--marker", default="", help="ignored: tells this job's processes apart")
     return parser.parse_args()
 
 
 args = parse_args()
 worker = int(os.environ.get("KOLO_ELASTIC_WORKER", "-1"))
+if args.fail_on_host and os.environ.get("KOLO_HOSTNAME") == args.fail_on_host:
+    print(f"elastic_train: worker {worker} fails at once on {args.fail_on_host}",
+          file=sys.stderr, flush=True)
+    sys.exit(1)
 if args.fail_at_once:
     print(f"elastic_train: worker {worker} fails at once", file=sys.stderr, flush=True)
     sys.exit(1)

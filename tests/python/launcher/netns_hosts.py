@@ -1,7 +1,8 @@
 """Real "hosts" for end-to-end tests of kolo.run: Linux network namespaces.
 
 A "caller" namespace holds a bridge (198.19.0.1/24) and one veth pair per
-host namespace (198.19.0.2, 198.19.0.3, ...). Each host namespace runs its
+host namespace (198.19.0.2, 198.19.0.3, ...), and before them a bridge no
+host can reach (decoy0, 198.51.100.1/24). Each host namespace runs its
 own OpenSSH sshd on port 2222 with a host key and an authorized user key
 made for the run, so the ranks are reached over ssh exactly as on a real
 cluster. The namespaces share this machine's filesystem, so the same Python
@@ -94,6 +95,7 @@ class NetnsHosts:
         self.prefix = f"{PREFIX}{os.getpid()}"
         self.caller_ns = f"{self.prefix}-c"
         self.caller_address = "198.19.0.1"
+        self.decoy_address = "198.51.100.1"  # TEST-NET-2: no host namespace has a route to it
         self.host_ns = [f"{self.prefix}-h{h + 1}" for h in range(hosts)]
         self.addresses = [f"198.19.0.{h + 2}" for h in range(hosts)]
         self.port = SSH_PORT
@@ -165,6 +167,12 @@ class NetnsHosts:
         self._must(ip, "netns", "add", c)
         self._created.append(c)
         self._must(ip, "-n", c, "link", "set", "lo", "up")
+        # A network the hosts cannot reach, made first so it is the caller's
+        # first non-loopback interface: a launcher must pick the address that
+        # routes to each host, not merely the first one it finds.
+        self._must(ip, "-n", c, "link", "add", "decoy0", "type", "bridge")
+        self._must(ip, "-n", c, "addr", "add", f"{self.decoy_address}/24", "dev", "decoy0")
+        self._must(ip, "-n", c, "link", "set", "decoy0", "up")
         self._must(ip, "-n", c, "link", "add", "br0", "type", "bridge")
         self._must(ip, "-n", c, "addr", "add", f"{self.caller_address}/24", "dev", "br0")
         self._must(ip, "-n", c, "link", "set", "br0", "up")

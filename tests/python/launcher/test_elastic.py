@@ -11,6 +11,7 @@ size, and which samples each step processed.
 
 import collections
 import os
+import re
 import sys
 import time
 
@@ -24,6 +25,9 @@ EPOCHS = 2
 SAMPLES = 96
 BATCH = 4
 HOSTS_1_SLOT = ",".join(f"{h}:1" for h in LOOPBACK_HOSTS)
+# horovodrun's rule, one failure blacklists the host, for the tests written
+# around it (test_elastic_failures.py covers the default threshold).
+ONE_FAILURE = ["--elastic-host-failures", "1"]
 
 
 def train_args(outdir, marker, *options):
@@ -89,7 +93,7 @@ def killed_run(tmp_path_factory):
     """3 workers on 3 hosts, --min-np 2; worker 1 SIGKILLs itself after
     committing step 5 (mid-epoch 0). Shared by the tests below."""
     tmp_path = tmp_path_factory.mktemp("elastic-kill")
-    job, outdir = start(tmp_path, ["-np", "3", "--min-np", "2", "-H", HOSTS_1_SLOT],
+    job, outdir = start(tmp_path, ONE_FAILURE + ["-np", "3", "--min-np", "2", "-H", HOSTS_1_SLOT],
                         "--epochs", EPOCHS, "--kill", f"{KILLED_WORKER}:{KILL_AFTER_STEP}")
     try:
         rc = job.wait()
@@ -260,21 +264,27 @@ def test_host_removed_by_discovery_shrinks_the_world_and_its_worker_leaves(tmp_p
 
 
 def test_every_worker_failing_fails_the_job(tmp_path, stop_jobs):
-    job, outdir = start(tmp_path, ["-np", "3", "--min-np", "2", "-H", HOSTS_1_SLOT],
+    job, outdir = start(tmp_path, ONE_FAILURE + ["-np", "3", "--min-np", "2", "-H", HOSTS_1_SLOT],
                         "--fail-at-once")
     stop_jobs.append(job)
     rc = job.wait()
     assert rc != 0, job.report()
-    for rank, host in enumerate(LOOPBACK_HOSTS):
-        assert_line(job, f"kolorun: rank {rank} (host {host}) exited with code 1; host {host} "
-                         "is blacklisted for the rest of the job")
-    assert_line_matching(job, r"kolorun: job failed: every worker has failed; the last: "
-                              r"rank \d \(host 127\.0\.0\.\d\) exited with code 1")
+    # Each failure blacklists its host; once two are out, --min-np 2 cannot be
+    # reached and nothing can add a host, so the job may end before the
+    # third worker's exit is even seen.
+    blacklisted = [line for line in job.kolorun_lines() if "is blacklisted" in line]
+    assert len(blacklisted) >= 2, job.report()
+    for line in blacklisted:
+        assert re.fullmatch(r"kolorun: rank (\d) \(host (127\.0\.0\.\d)\) exited with code 1; "
+                            r"host \2 is blacklisted for the rest of the job", line), line
+    assert_line_matching(job, r"kolorun: job failed: (every worker has failed; the last: rank \d "
+                              r"\(host 127\.0\.0\.\d\) exited with code 1|1 of at least 2 "
+                              r"workers \(--min-np\) possible, and no host can be added .*)")
     assert not [line for line in job.kolorun_lines() if "round 2" in line], job.report()
 
 
 def test_reset_limit_fails_the_job_at_the_second_failure(tmp_path, stop_jobs):
-    job, outdir = start(tmp_path, ["-np", "3", "--min-np", "1", "--reset-limit", "1",
+    job, outdir = start(tmp_path, ONE_FAILURE + ["-np", "3", "--min-np", "1", "--reset-limit", "1",
                                    "-H", HOSTS_1_SLOT],
                         "--epochs", EPOCHS, "--kill", "1:3", "--kill", "2:6")
     stop_jobs.append(job)
@@ -295,9 +305,12 @@ def test_reset_limit_fails_the_job_at_the_second_failure(tmp_path, stop_jobs):
                      "host 127.0.0.3 is blacklisted for the rest of the job")
 
 
-def test_below_min_np_for_the_elastic_timeout_fails_the_job(tmp_path, stop_jobs):
-    job, outdir = start(tmp_path, ["-np", "2", "--min-np", "2", "--elastic-timeout", "3",
-                                   "-H", ",".join(f"{h}:1" for h in LOOPBACK_HOSTS[:2])],
+def test_below_min_np_with_no_host_to_come_fails_the_job_at_once(tmp_path, stop_jobs):
+    # No discovery script and no cooldown: nothing can bring a slot back, so
+    # the job does not wait out --elastic-timeout (60 s here).
+    job, outdir = start(tmp_path, ONE_FAILURE + ["-np", "2", "--min-np", "2", "--elastic-timeout",
+                                                 "60", "-H",
+                                                 ",".join(f"{h}:1" for h in LOOPBACK_HOSTS[:2])],
                         "--epochs", EPOCHS, "--kill", "1:3")
     stop_jobs.append(job)
     rc = job.wait()
@@ -306,13 +319,12 @@ def test_below_min_np_for_the_elastic_timeout_fails_the_job(tmp_path, stop_jobs)
     assert rc != 0, context
     assert_line(job, "kolorun: rank 1 (host 127.0.0.2) was killed by signal 9 (SIGKILL); "
                      "host 127.0.0.2 is blacklisted for the rest of the job")
-    assert_line(job, "kolorun: 1 of at least 2 workers possible (--min-np); waiting up to 3 s "
-                     "for more hosts")
-    assert_line(job, "kolorun: job failed: fewer than --min-np 2 workers were possible for 3 s "
-                     "(usable slots: 1)")
+    assert_line(job, "kolorun: job failed: 1 of at least 2 workers (--min-np) possible, and no "
+                     "host can be added (no --host-discovery-script; usable slots: 1; "
+                     "blacklisted: 127.0.0.2)")
     killed_at = os.path.getmtime(os.path.join(outdir, "killed-worker1"))
-    waited = ended - killed_at
-    assert 2.9 <= waited <= 15, f"the job ended {waited:.1f} s after the kill\n" + context
+    assert ended - killed_at < 60, context  # before --elastic-timeout would have ended it
+    assert not [line for line in job.kolorun_lines() if "waiting up to" in line], context
     assert not [line for line in job.kolorun_lines() if "round 2" in line], context
 
 

@@ -80,7 +80,9 @@ def test_users_pytorch_mnist_elastic_script_survives_a_killed_worker(tmp_path):
 
     env = job_env(HOME=str(home), OCI__SYNC_DIR=str(sync))
     # --batch-size 8: the script's 64 would finish 2400 images in a blink.
-    job = Job(["-np", "3", "--min-np", "2", "-H", ",".join(f"{h}:1" for h in LOOPBACK_HOSTS),
+    # One failure blacklists the host (horovodrun's rule), as the assertions expect.
+    job = Job(["--elastic-host-failures", "1", "-np", "3", "--min-np", "2",
+               "-H", ",".join(f"{h}:1" for h in LOOPBACK_HOSTS),
                sys.executable, SCRIPT, "--epochs", "2", "--data-dir", str(data),
                "--batch-size", "8"],
               tmp_path, env=env, marker=str(data))

@@ -56,3 +56,18 @@ def test_killed_rank_fails_survivors_with_its_name(tmp_path, np_):
         assert outcome.startswith("KoloInternalError"), outcome
         assert "rank 1" in outcome, outcome
     assert not (tmp_path / "rank1.txt").exists()
+
+
+def test_survivors_name_the_lost_rank_by_the_host_given_to_kolorun(tmp_path):
+    # 127.0.0.2 is this machine, started without ssh, but a host of its own to
+    # kolorun; the error must say so instead of the machine's hostname.
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    hosts = "127.0.0.1:1,127.0.0.2:1,127.0.0.3:1"
+    job = subprocess.run([kolorun(), "-np", "3", "-H", hosts, sys.executable, str(script),
+                          str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert job.returncode != 0, job.stdout + job.stderr
+    for rank, host in ((0, "127.0.0.1"), (2, "127.0.0.3")):
+        outcome = (tmp_path / f"rank{rank}.txt").read_text()
+        assert outcome.startswith("KoloInternalError"), outcome
+        assert "rank 1 (host 127.0.0.2)" in outcome, outcome

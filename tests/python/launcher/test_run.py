@@ -16,6 +16,7 @@ import time
 import pytest
 
 import kolo
+from kolo.launch import launcher_path
 from kolo.runner import LaunchError, RankFailedError, RunError, RunTimeoutError
 
 
@@ -200,12 +201,20 @@ def test_arguments_checked_before_anything_starts():
     lock = threading.Lock()
     with pytest.raises(TypeError, match="cannot send the function"):
         kolo.run(lambda: lock.locked(), np=2)
-    with pytest.raises(ValueError, match="np must be a positive integer"):
-        kolo.run(lambda: 1, np=0)
+    with pytest.raises(ValueError, match="num_proc must be a positive integer"):
+        kolo.run(lambda: 1, num_proc=0)
     with pytest.raises(ValueError, match="hosts or hostfile"):
         kolo.run(lambda: 1, hosts="localhost:2", hostfile="hosts.txt")
-    with pytest.raises(ValueError, match="elastic"):
-        kolo.run(lambda: 1, min_num_proc=1)
+    with pytest.raises(ValueError, match="reset_limit only apply to elastic jobs"):
+        kolo.run(lambda: 1, reset_limit=1)
+    with pytest.raises(ValueError, match="min_num_proc must be a positive integer"):
+        kolo.run(lambda: 1, min_num_proc=0)
+    with pytest.raises(ValueError, match="cooldown_range must be"):
+        kolo.run(lambda: 1, min_num_proc=1, cooldown_range=5)
+    with pytest.raises(ValueError, match="use_gloo or use_mpi"):
+        kolo.run(lambda: 1, use_gloo=True, use_mpi=True)
+    with pytest.raises(ValueError, match="mpi_args= is only used with use_mpi"):
+        kolo.run(lambda: 1, mpi_args="-x FOO")
     with pytest.raises(TypeError, match="unexpected keyword argument 'nprocs'"):
         kolo.run(lambda: 1, nprocs=2)
     with pytest.raises(TypeError, match="callable"):
@@ -232,3 +241,41 @@ def test_rank_ending_its_process_without_a_result():
 
     with pytest.raises(RunError, match="exited without reporting a result"):
         kolo.run(vanish, np=2)
+
+
+def test_horovod_defaults_one_process_and_np_is_the_older_name():
+    assert kolo.run(lambda: int(os.environ["KOLO_SIZE"])) == [1]
+    assert kolo.run(lambda: int(os.environ["KOLO_SIZE"]), np=2) == [2, 2]
+    # Positional as in horovod.run: func, args, kwargs, num_proc.
+    assert kolo.run(lambda a, b: a + b, (1,), {"b": 2}, 2) == [3, 3]
+
+
+def test_elastic_arguments_run_an_elastic_job():
+    def layout():
+        import kolo.torch as hvd
+        hvd.init()
+        return os.environ.get("KOLO_ELASTIC"), hvd.size(), hvd.rank()
+
+    results = kolo.run(layout, num_proc=2, min_num_proc=1, max_num_proc=2, reset_limit=1,
+                       cooldown_range=(1, 5), hosts="localhost:2")
+    assert results == [("1", 2, 0), ("1", 2, 1)]
+    # min_np / max_np: horovod.run's older names.
+    assert kolo.run(layout, num_proc=2, min_np=2, max_np=2) == [("1", 2, 0), ("1", 2, 1)]
+
+
+def test_network_interface_reaches_the_ranks():
+    assert kolo.run(lambda: os.environ.get("KOLO_IFACE"), num_proc=2,
+                    network_interface="lo") == ["lo", "lo"]
+    with pytest.raises(LaunchError, match="run-nosuchif0"):
+        kolo.run(lambda: 1, num_proc=2, network_interface="run-nosuchif0")
+
+
+def test_use_mpi_starts_the_ranks_through_kolorun_mpi():
+    help_text = subprocess.run([launcher_path(), "--help"], capture_output=True, text=True,
+                               timeout=30).stdout
+    if "--mpi" not in help_text.split():
+        # This kolorun has no --mpi yet: its own refusal must come through.
+        with pytest.raises(LaunchError, match="--mpi"):
+            kolo.run(lambda: 1, num_proc=2, use_mpi=True)
+        return
+    assert kolo.run(lambda: int(os.environ["KOLO_SIZE"]), num_proc=2, use_mpi=True) == [2, 2]

@@ -50,12 +50,21 @@ TEST(SettingsTable, NamesFlagsAndKeysAreUniqueAndWellFormed) {
       EXPECT_TRUE(std::isfinite(spec.range.max));
     }
     if (spec.flag.form == FlagSpec::Form::kNone) continue;
-    for (std::string_view flag : flag_names(spec)) {
+    std::vector<std::string_view> spellings = flag_names(spec);
+    for (std::string_view off : off_flag_names(spec)) spellings.push_back(off);
+    for (std::string_view flag : spellings) {
       EXPECT_EQ(flag.substr(0, 2), "--");
       EXPECT_TRUE(flags.insert(flag).second) << flag << " used twice";
     }
     if (spec.flag.form == FlagSpec::Form::kSwitch) {
-      EXPECT_EQ(spec.kind, Kind::kBool);
+      // A switch sets 1 or 0: a boolean, or a choice that has both.
+      EXPECT_TRUE(spec.kind == Kind::kBool || spec.kind == Kind::kChoice) << spec.name;
+      EXPECT_NE(value_from_switch(spec), value_from_off_switch(spec)) << spec.name;
+    } else {
+      EXPECT_TRUE(spec.flag.off_names.empty()) << spec.name;
+    }
+    if (!spec.flag.off_config_key.empty()) {
+      EXPECT_TRUE(keys.insert(spec.flag.off_config_key).second);
     }
     if (spec.flag.scale != 1) {
       EXPECT_TRUE(spec.kind == Kind::kSize || spec.kind == Kind::kInt);

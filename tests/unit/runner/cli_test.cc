@@ -286,7 +286,7 @@ TEST(CliElasticTest, NpDefaultsToMinNp) {
 }
 
 TEST(CliElasticTest, EachSwitchTurnsElasticModeOn) {
-  for (const char* flag : {"--min-np", "--max-np"}) {
+  for (const char* flag : {"--min-np", "--min-num-proc"}) {
     CliResult r = parse({"-np", "2", flag, "2", "-H", "a:2", "prog"});
     ASSERT_EQ(r.action, CliResult::Action::kLaunch) << flag << ": " << r.error;
     EXPECT_TRUE(r.options.elastic.enabled) << flag;
@@ -317,7 +317,7 @@ TEST(CliElasticTest, FixedHostsMustHoldTheRanks) {
   expect_error({"-np", "5", "--min-np", "2", "-H", "a:2,b:2", "prog"},
                "-np 5 is more than the 4 slots");
   // --max-np above the slots is only a ceiling.
-  CliResult r = parse({"-np", "4", "--max-np", "16", "-H", "a:2,b:2", "prog"});
+  CliResult r = parse({"-np", "4", "--min-np", "2", "--max-np", "16", "-H", "a:2,b:2", "prog"});
   EXPECT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
 }
 
@@ -340,19 +340,22 @@ TEST(CliElasticTest, SizesMustBeOrdered) {
   expect_error({"-np", "2", "--min-np", "0", "-H", "a:4", "prog"},
                "--min-np must be at least 1, not 0");
   expect_error({"--min-np", "-1", "-H", "a:4", "prog"}, "--min-np must be at least 1, not -1");
-  expect_error({"-np", "0", "--max-np", "4", "-H", "a:4", "prog"}, "-np must be at least 1, not 0");
+  expect_error({"-np", "0", "--min-np", "1", "-H", "a:4", "prog"}, "-np must be at least 1, not 0");
   expect_error({"-np", "2", "--min-np", "3", "-H", "a:4", "prog"}, "--min-np 3 is more than -np 2");
-  expect_error({"-np", "3", "--max-np", "2", "-H", "a:4", "prog"}, "--max-np 2 is less than -np 3");
+  expect_error({"-np", "3", "--min-np", "1", "--max-np", "2", "-H", "a:4", "prog"},
+               "--max-np 2 is less than -np 3");
   expect_error({"--min-np", "3", "--max-np", "2", "-H", "a:4", "prog"},
                "--max-np 2 is less than --min-np 3");
   CliResult r = parse({"-np", "2", "--min-np", "2", "--max-np", "2", "-H", "a:4", "prog"});
   EXPECT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
 }
 
-TEST(CliElasticTest, TuningFlagsNeedElasticMode) {
-  const std::string kNeedsElastic =
-      " needs elastic mode: add --min-np, --max-np or --host-discovery-script";
-  const std::vector<std::vector<std::string>> flags = {{"--slots-per-host", "2"},
+// horovodrun ignores them outside elastic mode; kolorun does too, saying so.
+TEST(CliElasticTest, TuningFlagsOutsideElasticModeAreIgnoredWithAWarning) {
+  const std::string kIgnored =
+      " applies only to elastic jobs (--min-np or --host-discovery-script); ignored";
+  const std::vector<std::vector<std::string>> flags = {{"--max-np", "4"},
+                                                       {"--slots-per-host", "2"},
                                                        {"--elastic-timeout", "60"},
                                                        {"--reset-limit", "3"},
                                                        {"--blacklist-cooldown-range", "1", "5"}};
@@ -360,7 +363,10 @@ TEST(CliElasticTest, TuningFlagsNeedElasticMode) {
     std::vector<std::string> args = {"-np", "2"};
     args.insert(args.end(), flag.begin(), flag.end());
     args.push_back("prog");
-    expect_error(args, flag[0] + kNeedsElastic);
+    CliResult r = parse(args);
+    ASSERT_EQ(r.action, CliResult::Action::kLaunch) << r.error;
+    EXPECT_FALSE(r.options.elastic.enabled);
+    EXPECT_EQ(r.warnings, std::vector<std::string>{flag[0] + kIgnored});
   }
 }
 

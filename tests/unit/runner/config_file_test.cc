@@ -1,17 +1,24 @@
-// horovodrun's YAML config file: its sections are read, what Kolo does not
-// use is skipped with a warning, and typos are errors naming the key.
+// horovodrun's YAML config file: every section and key horovodrun's parser
+// reads is taken, with the same meaning as the flags; typos are errors
+// naming the key.
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "common/error.h"
 #include "runner/setting_flags.h"
+
+#ifndef KOLO_SOURCE_DIR
+#error "KOLO_SOURCE_DIR must point at the repository root"
+#endif
 
 namespace kolo::runner {
 namespace {
 
 std::string error_of(const std::string& text) {
   try {
-    std::vector<std::string> warnings;
-    parse_config_text(text, "cfg.yaml", &warnings);
+    parse_config_text(text, "cfg.yaml");
   } catch (const InvalidArgument& e) {
     return e.what();
   }
@@ -19,48 +26,91 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(ConfigFileTest, ReadsEverySection) {
-  std::vector<std::string> warnings;
-  Environment s = parse_config_text(
+  ConfigFile f = parse_config_text(
       "params:\n  fusion_threshold_mb: 32\n  cycle_time_ms: 3.5\n  cache_capacity: 2048\n"
       "timeline:\n  filename: tl.json\n  mark_cycles: false\n"
       "stall_check:\n  enabled: true\n  warning_time_seconds: 60\n  shutdown_time_seconds: 120\n"
       "logging:\n  level: DEBUG\n",
-      "cfg.yaml", &warnings);
-  EXPECT_TRUE(warnings.empty());
-  EXPECT_EQ(s, (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
-                            {"KOLO_CYCLE_TIME", "3.5"},
-                            {"KOLO_CACHE_CAPACITY", "2048"},
-                            {"KOLO_TIMELINE", "tl.json"},
-                            {"KOLO_TIMELINE_MARK_CYCLES", "0"},
-                            {"KOLO_STALL_CHECK_DISABLE", "0"},
-                            {"KOLO_STALL_CHECK_TIME_SECONDS", "60"},
-                            {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "120"},
-                            {"KOLO_LOG_LEVEL", "debug"}}));
+      "cfg.yaml");
+  EXPECT_EQ(f.settings, (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
+                                     {"KOLO_CYCLE_TIME", "3.5"},
+                                     {"KOLO_CACHE_CAPACITY", "2048"},
+                                     {"KOLO_TIMELINE", "tl.json"},
+                                     {"KOLO_TIMELINE_MARK_CYCLES", "0"},
+                                     {"KOLO_STALL_CHECK_DISABLE", "0"},
+                                     {"KOLO_STALL_CHECK_TIME_SECONDS", "60"},
+                                     {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "120"},
+                                     {"KOLO_LOG_LEVEL", "debug"}}));
+  EXPECT_EQ(f.controller, "");
 }
 
 TEST(ConfigFileTest, EmptyFileSetsNothing) {
-  std::vector<std::string> warnings;
-  EXPECT_TRUE(parse_config_text("", "cfg.yaml", &warnings).empty());
-  EXPECT_TRUE(parse_config_text("# only a comment\n", "cfg.yaml", &warnings).empty());
+  EXPECT_TRUE(parse_config_text("", "cfg.yaml").settings.empty());
+  EXPECT_TRUE(parse_config_text("# only a comment\n", "cfg.yaml").settings.empty());
 }
 
-TEST(ConfigFileTest, HorovodOnlySectionsAreSkippedWithAWarning) {
-  std::vector<std::string> warnings;
-  Environment s = parse_config_text(
-      "controller: gloo\nautotune:\n  enabled: true\nparams:\n  hierarchical_allreduce: true\n"
-      "  fusion_threshold_mb: 8\n",
-      "cfg.yaml", &warnings);
-  EXPECT_EQ(s, (Environment{{"KOLO_FUSION_THRESHOLD", "8388608"}}));
+// Every key of horovodrun's own test file, each with its meaning.
+TEST(ConfigFileTest, HorovodsTestFileIsReadWhole) {
+  const std::string path =
+      std::string(KOLO_SOURCE_DIR) + "/tests/unit/runner/data/horovod_config.test.yaml";
+  ConfigFile f = load_config_file(path);
+  EXPECT_EQ(f.controller, "gloo");
+  EXPECT_EQ(f.settings, (Environment{{"KOLO_FUSION_THRESHOLD", "33554432"},
+                                     {"KOLO_CYCLE_TIME", "10"},
+                                     {"KOLO_CACHE_CAPACITY", "2048"},
+                                     {"KOLO_HIERARCHICAL_ALLREDUCE", "1"},
+                                     {"KOLO_HIERARCHICAL_ALLGATHER", "1"},
+                                     {"KOLO_TIMELINE", "horovod_timeline.json"},
+                                     {"KOLO_TIMELINE_MARK_CYCLES", "1"},
+                                     {"KOLO_STALL_CHECK_DISABLE", "0"},
+                                     {"KOLO_STALL_CHECK_TIME_SECONDS", "120"},
+                                     {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "240"},
+                                     {"KOLO_TIMEOUT_SECONDS", "60"},
+                                     {"KOLO_LOG_LEVEL", "info"},
+                                     {"KOLO_LOG_HIDE_TIME", "1"}}));
+  const HorovodOnlyRequests& h = f.horovod_only;
+  EXPECT_EQ(h.autotune, true);
+  EXPECT_EQ(h.autotune_log_file, "horovod_autotune_log.txt");
+  EXPECT_EQ(h.autotune_warmup_samples, 5);
+  EXPECT_EQ(h.autotune_steps_per_sample, 20);
+  EXPECT_EQ(h.autotune_bayes_opt_max_samples, 50);
+  EXPECT_EQ(h.autotune_gaussian_process_noise, 0.9);
+  EXPECT_EQ(h.mpi_threads_disable, true);
+  EXPECT_EQ(h.num_nccl_streams, 2);
+  EXPECT_EQ(h.thread_affinity, 1);
+  // Autotuning, two NCCL streams and a pinned thread are what Kolo cannot do.
+  const std::vector<std::string> warnings = check_horovod_only(h);
   ASSERT_EQ(warnings.size(), 3u);
-  EXPECT_NE(warnings[2].find("params.hierarchical_allreduce has no effect"), std::string::npos);
+  EXPECT_EQ(warnings[0].rfind("--autotune: Kolo has no autotuner", 0), 0u) << warnings[0];
+  EXPECT_EQ(warnings[1].rfind("--num-nccl-streams 2: Kolo has no NCCL", 0), 0u) << warnings[1];
+  EXPECT_EQ(warnings[2].rfind("--thread-affinity 1: Kolo does not pin", 0), 0u) << warnings[2];
+}
+
+TEST(ConfigFileTest, TimestampKeysSayOppositeThings) {
+  EXPECT_EQ(parse_config_text("logging:\n  with_timestamp: false\n", "c").settings,
+            (Environment{{"KOLO_LOG_HIDE_TIME", "1"}}));
+  EXPECT_EQ(parse_config_text("logging:\n  with_timestamp: true\n", "c").settings,
+            (Environment{{"KOLO_LOG_HIDE_TIME", "0"}}));
+  EXPECT_EQ(parse_config_text("logging:\n  hide_timestamp: false\n", "c").settings,
+            (Environment{{"KOLO_LOG_HIDE_TIME", "0"}}));
+  EXPECT_EQ(parse_config_text("params:\n  hierarchical_allgather: false\n", "c").settings,
+            (Environment{{"KOLO_HIERARCHICAL_ALLGATHER", "0"}}));
+}
+
+TEST(ConfigFileTest, ControllerPicksTheLauncher) {
+  EXPECT_EQ(parse_config_text("controller: MPI\n", "c").controller, "mpi");
+  EXPECT_EQ(parse_config_text("controller: gloo\n", "c").controller, "gloo");
+  EXPECT_EQ(error_of("controller: jsrun\n"),
+            "config file cfg.yaml: controller: must be gloo or mpi (line 1)");
 }
 
 TEST(ConfigFileTest, MistakesNameTheKey) {
   EXPECT_EQ(error_of("params:\n  fusion_treshold_mb: 8\n"),
             "config file cfg.yaml: params.fusion_treshold_mb: unknown key");
-  EXPECT_EQ(error_of("parms:\n  x: 1\n"),
-            "config file cfg.yaml: parms: unknown section (known: params, timeline, stall_check, "
-            "logging)");
+  EXPECT_EQ(
+      error_of("parms:\n  x: 1\n"),
+      "config file cfg.yaml: parms: unknown section (known: controller, library_options, params, "
+      "timeline, stall_check, logging, autotune)");
   EXPECT_EQ(error_of("params:\n  fusion_threshold_mb: lots\n"),
             "config file cfg.yaml: params.fusion_threshold_mb 'lots' is not a number");
   EXPECT_EQ(error_of("params:\n  cache_capacity: -2\n"),
@@ -68,6 +118,9 @@ TEST(ConfigFileTest, MistakesNameTheKey) {
             "between 0 and 1048576");
   EXPECT_EQ(error_of("stall_check:\n  enabled: perhaps\n"),
             "config file cfg.yaml: stall_check.enabled: must be true or false (line 2)");
+  EXPECT_EQ(error_of("autotune:\n  warmup_samples: many\n"),
+            "config file cfg.yaml: autotune.warmup_samples: 'many' is not a value of the right "
+            "kind (line 2)");
   EXPECT_EQ(error_of("params: [1, 2]\n"),
             "config file cfg.yaml: params: must be a mapping of keys");
   EXPECT_EQ(

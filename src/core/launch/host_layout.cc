@@ -1,0 +1,78 @@
+#include "core/launch/host_layout.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "common/error.h"
+
+namespace kolo::launch {
+namespace {
+
+// Host name and boot id: two ranks are on one machine exactly when both
+// match (a host name alone may repeat across containers on many machines).
+std::string machine_identity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  return fmt::format("{} {}", host, boot_id);
+}
+
+std::string host_key(int rank) {
+  return fmt::format("launch/machine/{}", rank);
+}
+
+}  // namespace
+
+void complete_foreign_layout(rendezvous::Store& store, Config& config) {
+  RankLayout& layout = config.layout;
+  const ForeignLauncher& launcher = *config.foreign_launcher;
+  store.set(host_key(layout.rank), rendezvous::to_bytes(machine_identity()));
+  std::vector<std::string> keys;
+  for (int r = 0; r < layout.size; ++r) keys.push_back(host_key(r));
+  try {
+    store.wait(keys, config.rendezvous.timeout);
+  } catch (const TimeoutError&) {
+    std::vector<int> missing;
+    for (int r = 0; r < layout.size; ++r)
+      if (!store.get(host_key(r))) missing.push_back(r);
+    throw TimeoutError(fmt::format(
+        "{} said it started {} ranks, but rank(s) {} did not reach the job's store within {} ms "
+        "(KOLO_START_TIMEOUT): they did not start, or cannot reach rank 0",
+        launcher.name, layout.size, fmt::join(missing, ", "), config.rendezvous.timeout.count()));
+  }
+
+  std::vector<std::string> machines;                 // hosts in order of their lowest rank
+  std::map<std::string, std::vector<int>> ranks_on;  // machine -> its ranks, ascending
+  for (int r = 0; r < layout.size; ++r) {
+    const std::string machine = rendezvous::to_string(*store.get(host_key(r)));
+    if (ranks_on[machine].empty()) machines.push_back(machine);
+    ranks_on[machine].push_back(r);
+  }
+  const std::string mine = rendezvous::to_string(*store.get(host_key(layout.rank)));
+  const std::vector<int>& neighbours = ranks_on[mine];
+  const int local_rank = static_cast<int>(
+      std::find(neighbours.begin(), neighbours.end(), layout.rank) - neighbours.begin());
+  const int local_size = static_cast<int>(neighbours.size());
+  if (launcher.local_size != 0 &&
+      (launcher.local_size != local_size || launcher.local_rank != local_rank))
+    throw InvalidArgument(fmt::format(
+        "{} says rank {} is local rank {} of {} on its host, but {} ranks of this job run on "
+        "this machine ({}) and this is local rank {} among them: the launcher's environment "
+        "does not describe this job",
+        launcher.name, layout.rank, launcher.local_rank, launcher.local_size, local_size,
+        mine.substr(0, mine.find(' ')), local_rank));
+  layout.local_rank = local_rank;
+  layout.local_size = local_size;
+  layout.cross_size = static_cast<int>(machines.size());
+  layout.cross_rank =
+      static_cast<int>(std::find(machines.begin(), machines.end(), mine) - machines.begin());
+}
+
+}  // namespace kolo::launch

@@ -1,0 +1,111 @@
+"""Failed workers and their hosts in kolorun's elastic mode, with real
+workers (elastic_train.py): one failure does not take down the healthy
+workers of its host, a host is blacklisted only when its workers keep
+failing (KOLO_ELASTIC_HOST_FAILURES, --elastic-host-failures), and a job
+that can no longer reach --min-np ends at once with the reason instead of
+waiting out --elastic-timeout (60 s here; every job below ends well before).
+"""
+
+import sys
+
+import pytest
+
+from elastic_job import LOOPBACK_HOSTS, assert_line, describe_logs, events, read_logs
+from test_elastic import check_commits_agree, check_finished_together, start
+
+ELASTIC_TIMEOUT = "60"
+
+
+@pytest.fixture
+def stop_jobs():
+    jobs = []
+    yield jobs
+    for job in jobs:
+        job.stop()
+
+
+def run_to_end(tmp_path, stop_jobs, kolorun_args, *options):
+    job, outdir = start(tmp_path, kolorun_args, *options)
+    stop_jobs.append(job)
+    rc = job.wait()
+    logs = read_logs(outdir)
+    return job, rc, logs, job.report() + "\n--- worker logs:\n" + describe_logs(logs)
+
+
+def test_one_killed_worker_of_four_on_one_host_is_replaced_and_the_job_finishes(
+        tmp_path, stop_jobs):
+    job, rc, logs, context = run_to_end(
+        tmp_path, stop_jobs, ["-np", "4", "--min-np", "2", "--elastic-timeout", ELASTIC_TIMEOUT,
+                              "-H", "localhost:4"], "--epochs", 2, "--kill", "3:5")
+    assert rc == 0, context
+    assert_line(job, "kolorun: rank 3 (host localhost) was killed by signal 9 (SIGKILL); "
+                     "failure 1 of 3 on host localhost before it is blacklisted")
+    # The three healthy workers keep their places; worker 4 takes the dead one's slot.
+    assert_line(job, "kolorun: round 2: 4 workers on localhost "
+                     "(worker 3 (rank 3, host localhost) failed)")
+    assert not [line for line in job.kolorun_lines() if "job failed" in line], context
+    assert sorted(logs) == [0, 1, 2, 3, 4], context
+    check_commits_agree(logs, context)
+    check_finished_together(logs, [0, 1, 2, 4], context)
+    assert {e["size"] for e in events(logs[4], "commit")} == {4}, context
+
+
+def test_with_one_failure_the_host_is_blacklisted_but_its_healthy_workers_go_on(
+        tmp_path, stop_jobs):
+    job, rc, logs, context = run_to_end(
+        tmp_path, stop_jobs, ["-np", "4", "--min-np", "2", "--elastic-timeout", ELASTIC_TIMEOUT,
+                              "--elastic-host-failures", "1", "-H", "localhost:4"],
+        "--epochs", 2, "--kill", "3:5")
+    assert rc == 0, context
+    assert_line(job, "kolorun: rank 3 (host localhost) was killed by signal 9 (SIGKILL); "
+                     "host localhost is blacklisted for the rest of the job")
+    assert_line(job, "kolorun: round 2: 3 workers on localhost "
+                     "(worker 3 (rank 3, host localhost) failed)")
+    assert sorted(logs) == [0, 1, 2, 3], context  # nothing new started on the host
+    check_commits_agree(logs, context)
+    check_finished_together(logs, [0, 1, 2], context)
+    for w in (0, 1, 2):
+        assert {e["size"] for e in events(logs[w], "commit", round=2)} == {3}, context
+
+
+def test_host_whose_workers_keep_failing_is_blacklisted_and_the_job_ends_at_once(
+        tmp_path, stop_jobs):
+    good, bad = LOOPBACK_HOSTS[:2]
+    job, rc, logs, context = run_to_end(
+        tmp_path, stop_jobs, ["-np", "2", "--min-np", "2", "--elastic-timeout", ELASTIC_TIMEOUT,
+                              "-H", f"{good}:1,{bad}:1"], "--fail-on-host", bad)
+    assert rc != 0, context
+    lines = job.kolorun_lines()
+    failures = [line for line in lines if f"(host {bad}) exited with code 1" in line]
+    assert [line.split("; ")[1] for line in failures] == [
+        f"failure 1 of 3 on host {bad} before it is blacklisted",
+        f"failure 2 of 3 on host {bad} before it is blacklisted",
+        f"host {bad} is blacklisted for the rest of the job"], context
+    assert_line(job, "kolorun: job failed: 1 of at least 2 workers (--min-np) possible, and no "
+                     f"host can be added (no --host-discovery-script; usable slots: 1; "
+                     f"blacklisted: {bad})")
+    assert job.ended - job.started < float(ELASTIC_TIMEOUT), context
+    assert not [line for line in lines if "waiting up to" in line], context
+
+
+def test_with_a_discovery_script_the_job_says_what_it_waits_for(tmp_path, stop_jobs):
+    good, bad = LOOPBACK_HOSTS[:2]
+    script = tmp_path / "discover.sh"
+    script.write_text(f"echo {good}:1\necho {bad}:1\n")
+    job, outdir = start(tmp_path, ["-np", "2", "--min-np", "2", "--elastic-timeout", "3",
+                                   "--elastic-host-failures", "1",
+                                   "--host-discovery-script", f"sh {script}"],
+                        "--fail-on-host", bad)
+    stop_jobs.append(job)
+    rc = job.wait()
+    context = job.report()
+    assert rc != 0, context
+    assert_line(job, "kolorun: 1 of at least 2 workers possible (--min-np); waiting up to 3 s "
+                     "for the host discovery script to report more hosts (usable slots: 1; "
+                     f"blacklisted: {bad})")
+    assert_line(job, "kolorun: job failed: fewer than --min-np 2 workers were possible for 3 s "
+                     f"(usable slots: 1; blacklisted: {bad})")
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))

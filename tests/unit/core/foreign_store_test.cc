@@ -1,0 +1,198 @@
+// connect_foreign_store and complete_foreign_layout: ranks as threads of
+// one process, as a foreign launcher would start them on one host. Rank 0
+// hosts the store and leaves its address in a private file; the others find
+// it (also past a stale file from an earlier job) and learn their local and
+// cross layout from the machines.
+#include "core/launch/foreign_store.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "core/launch/host_layout.h"
+#include "core/launch/rendezvous_file.h"
+
+namespace kolo::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ForeignStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / fmt::format("kolo-foreign-store-{}", ::getpid());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Config config_for(int rank, int size, ForeignLauncher launcher, const char* timeout = "10") {
+    settings::Values values;
+    values.set("KOLO_RANK", std::to_string(rank));
+    values.set("KOLO_SIZE", std::to_string(size));
+    values.set("KOLO_RENDEZVOUS_DIR", dir_.string());
+    values.set("KOLO_START_TIMEOUT", timeout);
+    launcher.rank = rank;
+    launcher.size = size;
+    return Config::FromSettings(values, launcher);
+  }
+
+  static ForeignLauncher one_host_launcher(int size) {
+    ForeignLauncher l;
+    l.name = "a test launcher";
+    l.local_size = size;
+    l.job_key = "test-job";
+    return l;
+  }
+
+  // Runs `body` as every rank at once; returns each rank's result.
+  template <typename T>
+  std::vector<T> as_ranks(int size, const std::function<T(int)>& body) {
+    std::vector<std::future<T>> futures;
+    for (int r = 0; r < size; ++r) futures.push_back(std::async(std::launch::async, body, r));
+    std::vector<T> results;
+    for (auto& f : futures) results.push_back(f.get());
+    return results;
+  }
+
+  fs::path dir_;
+};
+
+using Joined = std::pair<RankLayout, std::shared_ptr<rendezvous::Store>>;
+
+// Every rank connects and completes its layout; the stores stay open until
+// all ranks are done (rank 0's hosts the others').
+std::function<Joined(int)> join_as(int size, std::function<Config(int)> make_config) {
+  return [size, make_config](int rank) {
+    Config config = make_config(rank);
+    auto store = connect_foreign_store(config);
+    complete_foreign_layout(*store, config);
+    store->add("met", 1);
+    std::vector<std::string> keys;
+    store->set(fmt::format("done/{}", rank), rendezvous::to_bytes("1"));
+    for (int r = 0; r < size; ++r) keys.push_back(fmt::format("done/{}", r));
+    store->wait(keys, std::chrono::seconds(10));
+    return Joined{config.layout, store};
+  };
+}
+
+TEST_F(ForeignStoreTest, RanksOnOneHostMeetThroughRankZerosFileAndLearnTheirLayout) {
+  const int size = 3;
+  const auto joined = as_ranks<Joined>(size, join_as(size, [&](int rank) {
+                                         ForeignLauncher l = one_host_launcher(size);
+                                         l.local_rank = rank;
+                                         return config_for(rank, size, l);
+                                       }));
+  for (int r = 0; r < size; ++r) {
+    const RankLayout& layout = joined[r].first;
+    EXPECT_EQ(layout.rank, r);
+    EXPECT_EQ(layout.local_rank, r);
+    EXPECT_EQ(layout.local_size, size);
+    EXPECT_EQ(layout.cross_rank, 0);
+    EXPECT_EQ(layout.cross_size, 1);
+  }
+  EXPECT_EQ(rendezvous::to_string(*joined[1].second->get("met")), "3");
+  const fs::path file = dir_ / fmt::format("kolo-{}", ::getuid()) / "test-job.rendezvous";
+  EXPECT_TRUE(fs::exists(file)) << "rank 0's store is still open";
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(file.parent_path()).permissions() & fs::perms::all, fs::perms::owner_all);
+}
+
+TEST_F(ForeignStoreTest, RankZeroRemovesItsFileWhenItsStoreCloses) {
+  auto joined = as_ranks<Joined>(2, join_as(2, [&](int rank) {
+                                   ForeignLauncher l = one_host_launcher(2);
+                                   l.local_rank = rank;
+                                   return config_for(rank, 2, l);
+                                 }));
+  const fs::path file = dir_ / fmt::format("kolo-{}", ::getuid()) / "test-job.rendezvous";
+  ASSERT_TRUE(fs::exists(file));
+  joined.clear();
+  EXPECT_FALSE(fs::exists(file));
+}
+
+TEST_F(ForeignStoreTest, AStaleFileFromAnEarlierJobIsReadAgainUntilRankZeroReplacesIt) {
+  RendezvousFile stale(dir_, "test-job");
+  stale.publish({"127.0.0.1", 1, "an-old-secret"});  // nothing listens on port 1
+  const auto joined =
+      as_ranks<Joined>(2, join_as(2, [&](int rank) {
+                         if (rank == 0)  // the others read the stale file first
+                           std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                         ForeignLauncher l = one_host_launcher(2);
+                         l.local_rank = rank;
+                         return config_for(rank, 2, l);
+                       }));
+  EXPECT_EQ(joined[1].first.local_size, 2);
+}
+
+TEST_F(ForeignStoreTest, WithoutRankZeroTheOthersTimeOutNamingTheFile) {
+  ForeignLauncher l = one_host_launcher(2);
+  l.local_rank = 1;
+  Config config = config_for(1, 2, l, "0.3");
+  try {
+    connect_foreign_store(config);
+    FAIL() << "found a store nobody hosts";
+  } catch (const TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("did not find rank 0's rendezvous store"), std::string::npos) << what;
+    EXPECT_NE(what.find("test-job.rendezvous"), std::string::npos) << what;
+    EXPECT_NE(what.find("a test launcher"), std::string::npos) << what;
+  }
+}
+
+TEST_F(ForeignStoreTest, ADirectoryOthersCanUseIsRefused) {
+  const fs::path mine = dir_ / fmt::format("kolo-{}", ::getuid());
+  fs::create_directories(mine);
+  ::chmod(mine.c_str(), 0777);
+  try {
+    RendezvousFile file(dir_, "test-job");
+    FAIL() << "accepted a world-writable rendezvous directory";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("only its owner can use"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ForeignStoreTest, LocalRanksThatContradictTheMachinesFailTheJob) {
+  EXPECT_THROW(as_ranks<Joined>(2, join_as(2,
+                                           [&](int rank) {
+                                             ForeignLauncher l = one_host_launcher(2);
+                                             l.local_rank = 1 - rank;  // reversed
+                                             return config_for(rank, 2, l);
+                                           })),
+               InvalidArgument);
+}
+
+TEST_F(ForeignStoreTest, AcrossHostsWithoutASecretOrAPlaceToMeetIsRefused) {
+  ForeignLauncher l;
+  l.name = "torchrun";
+  l.local_size = 1;
+  l.rank0_host = "node-a";
+  l.port_hint = 29501;
+  try {
+    connect_foreign_store(config_for(1, 2, l));
+    FAIL() << "started across hosts without a secret";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("KOLO_SECRET"), std::string::npos) << e.what();
+  }
+  l.rank0_host.clear();
+  l.port_hint = 0;
+  l.name = "mpirun (OpenMPI)";
+  l.mpi_launched = true;
+  try {
+    connect_foreign_store(config_for(1, 2, l));
+    FAIL() << "started across hosts with nowhere to meet";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("kolorun"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kolo::launch
