@@ -26,13 +26,7 @@ void bind_settings(pybind11::module_& m) {
       "launch_rank",
       []() {
         try {
-          // kolorun's KOLO_RANK wins, as in Config::FromEnv; else the
-          // launcher's own (mpirun, srun, torchrun), else a job of one.
-          const settings::Values values = settings::Values::Read();
-          if (values.is_set("KOLO_RANK") || values.is_set("KOLO_SIZE"))
-            return values.integer("KOLO_RANK");
-          const auto launcher = launch::detect_foreign_launcher();
-          return launcher ? int64_t{launcher->rank} : int64_t{0};
+          return launch::rank_before_init();
         } catch (const InvalidArgument& e) {
           throw pybind11::value_error(e.what());
         }
