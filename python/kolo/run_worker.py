@@ -15,6 +15,7 @@ import traceback
 
 import cloudpickle
 
+from kolo import _core
 from kolo._run_protocol import (ADDRESS_ENV, SECRET_ENV, START_TIMEOUT_ENV, ProtocolError,
                                 connect_to_caller)
 from kolo.common.settings import forget, setting
@@ -80,7 +81,7 @@ def main():
     try:
         address, secret = setting(ADDRESS_ENV), setting(SECRET_ENV)
         start_timeout = float(setting(START_TIMEOUT_ENV))
-        rank = int(setting("KOLO_RANK"))
+        rank = _core.launch_rank()  # kolorun's, or mpirun's under use_mpi=True
     except ValueError as error:
         sys.exit(f"kolo.run_worker: {error}")
     # The user's function (and what it starts) must not see the call's secret.

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/settings/values.h"
+#include "core/launch/foreign_launcher.h"
 
 namespace kolo::python {
 
@@ -21,6 +22,17 @@ void bind_settings(pybind11::module_& m) {
       pybind11::arg("name"),
       "The value of a KOLO_ setting from the environment (its HOROVOD_ alias too), checked; "
       "its default when unset. ValueError for a bad value or an unknown name.");
+  m.def(
+      "launch_rank",
+      []() {
+        try {
+          return launch::rank_before_init();
+        } catch (const InvalidArgument& e) {
+          throw pybind11::value_error(e.what());
+        }
+      },
+      "This process's rank as its launcher gives it, before init: KOLO_RANK from kolorun, or "
+      "the rank mpirun, srun or torchrun set.");
 }
 
 }  // namespace kolo::python

@@ -92,9 +92,7 @@ void check_launch(const Config& c) {
 
 Config Config::FromEnv() {
   settings::Values values = settings::Values::Read();
-  std::optional<launch::ForeignLauncher> launcher;
-  if (!values.is_set("KOLO_SIZE") && !values.boolean("KOLO_ELASTIC"))
-    launcher = launch::detect_foreign_launcher();
+  std::optional<launch::ForeignLauncher> launcher = launch::launcher_for(values);
   if (launcher) {
     values.set("KOLO_SIZE", std::to_string(launcher->size));
     values.set("KOLO_RANK", std::to_string(launcher->rank));

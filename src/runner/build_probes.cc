@@ -8,11 +8,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <random>
 #include <sstream>
 
+#include "common/errno_text.h"
+#include "common/unique_fd.h"
 #include "runner/process.h"
 
 namespace kolo::runner {
@@ -114,21 +115,20 @@ PythonModules probe_python_modules(const std::string& interpreter,
 std::string shared_memory_problem() {
   std::random_device device;
   const std::string name = fmt::format("/kolo-check-build-{}-{:x}", ::getpid(), device());
-  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) return fmt::format("shm_open failed: {}", std::strerror(errno));
+  const UniqueFd fd(::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600));
+  if (!fd.valid()) return fmt::format("shm_open failed: {}", errno_text(errno));
   ::shm_unlink(name.c_str());  // the mapping keeps it alive; nothing is left behind
   constexpr size_t kBytes = 1 << 16;
   std::string problem;
-  if (::posix_fallocate(fd, 0, kBytes) != 0) {
+  if (::posix_fallocate(fd.get(), 0, kBytes) != 0) {
     problem = "cannot reserve space in /dev/shm";
-  } else if (void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  } else if (void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
              p == MAP_FAILED) {
-    problem = fmt::format("mmap failed: {}", std::strerror(errno));
+    problem = fmt::format("mmap failed: {}", errno_text(errno));
   } else {
     static_cast<volatile char*>(p)[kBytes - 1] = 1;
     ::munmap(p, kBytes);
   }
-  ::close(fd);
   return problem;
 }
 

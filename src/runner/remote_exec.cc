@@ -12,6 +12,7 @@
 
 #include "common/errno_text.h"
 #include "common/error.h"
+#include "common/machine.h"
 
 namespace kolo::runner {
 namespace {
@@ -55,12 +56,6 @@ bool read_field(std::string_view in, size_t& pos, std::string& tag, std::string&
   value = std::string(in.substr(eol + 1, length));
   pos = eol + 1 + length + 1;
   return true;
-}
-
-std::string local_hostname() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
 }
 
 RemoteRequest read_request(int in_fd, std::string& buffer, std::chrono::milliseconds limit) {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -13,6 +12,7 @@
 #include "collectives/collectives.h"
 #include "common/error.h"
 #include "common/logging.h"
+#include "common/machine.h"
 #include "transport/shm/process_memory.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/sub_context.h"
@@ -49,12 +49,8 @@ uint64_t fnv1a(const std::string& text) {
   return hash;
 }
 
-uint64_t machine_identity() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  std::string boot_id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-  return fnv1a(std::string(host) + "/" + boot_id);
+uint64_t machine_identity_hash() {
+  return fnv1a(machine_identity());
 }
 
 template <typename Record>
@@ -94,7 +90,7 @@ HostTopology discover_host_topology(const std::shared_ptr<transport::Context>& c
   const uint64_t probe_word = std::random_device{}() * 0x9E3779B97F4A7C15ULL + 1;
   const auto ids =
       allgather_records(ctx, first_tag,
-                        Identity{host_index, machine_identity(), ::getpid(),
+                        Identity{host_index, machine_identity_hash(), ::getpid(),
                                  reinterpret_cast<uintptr_t>(&probe_word), probe_word});
   std::map<std::pair<int64_t, uint64_t>, size_t> host_of_key;
   std::vector<size_t> host_of_rank(ids.size());

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -57,40 +58,55 @@ std::string parent_process_key() {
   return fmt::format("ppid{}-{}", parent, field);
 }
 
-void check_ranks(const ForeignLauncher& l) {
+// Local rank and size 0 mean the launcher does not say: the ranks find out
+// by host once they meet (host_layout.h).
+void check_ranks(ForeignLauncher& l) {
   if (l.rank >= l.size)
     throw InvalidArgument(
         fmt::format("{} says this is rank {} of {} processes", l.name, l.rank, l.size));
+  if (l.local_size == 0) {
+    l.local_rank = 0;
+    return;
+  }
   if (l.local_rank >= l.local_size || l.local_size > l.size)
     throw InvalidArgument(fmt::format("{} says this is local rank {} of {} on this host (of {})",
                                       l.name, l.local_rank, l.local_size, l.size));
 }
 
-std::optional<ForeignLauncher> open_mpi(const Variables& v) {
-  if (!v.has("OMPI_COMM_WORLD_SIZE") && !v.has("OMPI_COMM_WORLD_RANK")) return std::nullopt;
-  ForeignLauncher l;
-  l.name = "mpirun (OpenMPI)";
-  l.size = v.number("OMPI_COMM_WORLD_SIZE", 1);
-  l.rank = v.number("OMPI_COMM_WORLD_RANK", 0);
-  l.local_size = v.number("OMPI_COMM_WORLD_LOCAL_SIZE", 1);
-  l.local_rank = v.number("OMPI_COMM_WORLD_LOCAL_RANK", 0);
-  l.job_key = "ompi-" + v.text("OMPI_MCA_ess_base_jobid")
-                            .value_or(v.text("PMIX_NAMESPACE").value_or(parent_process_key()));
-  l.mpi_launched = true;
-  return l;
-}
+// Where an MPI launcher puts a rank's place; each rank gets all of them.
+struct MpiVariables {
+  const char* name;
+  const char* size;
+  const char* rank;
+  const char* local_size;
+  const char* local_rank;
+  const char* job_id;  // names the job; absent: the parent process does
+  const char* key_prefix;
+};
 
-// MPICH's Hydra (and Intel MPI, which is built on it).
-std::optional<ForeignLauncher> hydra(const Variables& v) {
-  if (!v.has("PMI_SIZE") && !v.has("PMI_RANK")) return std::nullopt;
+constexpr MpiVariables kOpenMpi = {"mpirun (OpenMPI)",
+                                   "OMPI_COMM_WORLD_SIZE",
+                                   "OMPI_COMM_WORLD_RANK",
+                                   "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                   "OMPI_COMM_WORLD_LOCAL_RANK",
+                                   "OMPI_MCA_ess_base_jobid",
+                                   "ompi"};
+// MPICH's Hydra (and Intel MPI, built on it): its proxy forks every rank of
+// a host and names no job unless PMIx does.
+constexpr MpiVariables kHydra = {"mpiexec (MPICH)", "PMI_SIZE",       "PMI_RANK", "MPI_LOCALNRANKS",
+                                 "MPI_LOCALRANKID", "PMIX_NAMESPACE", "hydra"};
+
+std::optional<ForeignLauncher> mpi_launcher(const Variables& v, const MpiVariables& names) {
+  if (!v.has(names.size) && !v.has(names.rank)) return std::nullopt;
   ForeignLauncher l;
-  l.name = "mpiexec (MPICH)";
-  l.size = v.number("PMI_SIZE", 1);
-  l.rank = v.number("PMI_RANK", 0);
-  l.local_size = v.optional_number("MPI_LOCALNRANKS", 1).value_or(0);
-  l.local_rank = v.optional_number("MPI_LOCALRANKID", 0).value_or(0);
-  // Hydra's proxy forks every rank of its host and names no job.
-  l.job_key = "hydra-" + v.text("PMIX_NAMESPACE").value_or(parent_process_key());
+  l.name = names.name;
+  l.size = v.number(names.size, 1);
+  l.rank = v.number(names.rank, 0);
+  l.local_size = v.optional_number(names.local_size, 1).value_or(0);
+  l.local_rank = v.optional_number(names.local_rank, 0).value_or(0);
+  l.job_key = fmt::format(
+      "{}-{}", names.key_prefix,
+      v.text(names.job_id).value_or(v.text("PMIX_NAMESPACE").value_or(parent_process_key())));
   l.mpi_launched = true;
   return l;
 }
@@ -194,19 +210,28 @@ std::string first_host_of_slurm_list(const std::string& list) {
 
 std::optional<ForeignLauncher> detect_foreign_launcher(const settings::Lookup& env) {
   const Variables v(env);
-  for (auto detect : {open_mpi, hydra, torch_distributed, slurm}) {
+  const std::function<std::optional<ForeignLauncher>(const Variables&)> detectors[] = {
+      [](const Variables& vars) { return mpi_launcher(vars, kOpenMpi); },
+      [](const Variables& vars) { return mpi_launcher(vars, kHydra); }, torch_distributed, slurm};
+  for (const auto& detect : detectors) {
     std::optional<ForeignLauncher> l = detect(v);
     if (!l) continue;
-    // 0: the launcher does not say; the ranks find out by host (host_layout.h).
-    if (l->local_size == 0) l->local_rank = 0;
-    if (l->local_size != 0)
-      check_ranks(*l);
-    else if (l->rank >= l->size)
-      throw InvalidArgument(
-          fmt::format("{} says this is rank {} of {} processes", l->name, l->rank, l->size));
+    check_ranks(*l);
     return l;
   }
   return std::nullopt;
+}
+
+std::optional<ForeignLauncher> launcher_for(const settings::Values& values,
+                                            const settings::Lookup& env) {
+  if (values.is_set("KOLO_SIZE") || values.boolean("KOLO_ELASTIC")) return std::nullopt;
+  return detect_foreign_launcher(env);
+}
+
+int rank_before_init(const settings::Lookup& env) {
+  const settings::Values values = settings::Values::Read(env);
+  const auto launcher = launcher_for(values, env);
+  return launcher ? launcher->rank : static_cast<int>(values.integer("KOLO_RANK"));
 }
 
 }  // namespace kolo::launch

@@ -42,6 +42,16 @@ struct ForeignLauncher {
 std::optional<ForeignLauncher> detect_foreign_launcher(
     const settings::Lookup& env = settings::from_environment);
 
+// The launcher whose layout this process takes, given the settings already
+// read: none when kolorun set the layout (KOLO_SIZE) or an elastic driver
+// places it (KOLO_ELASTIC), else what detect_foreign_launcher finds.
+std::optional<ForeignLauncher> launcher_for(
+    const settings::Values& values, const settings::Lookup& env = settings::from_environment);
+
+// This process's rank before init, by the same rule: kolorun's KOLO_RANK,
+// else its launcher's, else 0 (kolo.run's workers need it before init).
+int rank_before_init(const settings::Lookup& env = settings::from_environment);
+
 // The first host of a Slurm hostlist: "n[3-5,9],m1" -> "n3", "a-[08-10]" ->
 // "a-08". Throws InvalidArgument on a malformed list.
 std::string first_host_of_slurm_list(const std::string& list);

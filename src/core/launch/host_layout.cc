@@ -2,27 +2,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <vector>
 
 #include "common/error.h"
+#include "common/machine.h"
 
 namespace kolo::launch {
 namespace {
-
-// Host name and boot id: two ranks are on one machine exactly when both
-// match (a host name alone may repeat across containers on many machines).
-std::string machine_identity() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  std::string boot_id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-  return fmt::format("{} {}", host, boot_id);
-}
 
 std::string host_key(int rank) {
   return fmt::format("launch/machine/{}", rank);

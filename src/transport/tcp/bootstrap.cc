@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/logging.h"
+#include "common/machine.h"
 #include "transport/tcp/address.h"
 #include "transport/tcp/congestion.h"
 #include "transport/tcp/wire.h"
@@ -22,12 +23,6 @@ std::string addr_key(int rank) {
 }
 std::string meta_key(int rank) {
   return "tcp/meta/" + std::to_string(rank);
-}
-
-std::string local_hostname() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
 }
 
 uint64_t random_nonce() {

@@ -11,17 +11,10 @@ import sys
 import pytest
 
 from elastic_job import LOOPBACK_HOSTS, assert_line, describe_logs, events, read_logs
-from test_elastic import check_commits_agree, check_finished_together, start
+from test_elastic import (check_commits_agree, check_finished_together, start,  # noqa: F401
+                          stop_jobs)
 
 ELASTIC_TIMEOUT = "60"
-
-
-@pytest.fixture
-def stop_jobs():
-    jobs = []
-    yield jobs
-    for job in jobs:
-        job.stop()
 
 
 def run_to_end(tmp_path, stop_jobs, kolorun_args, *options):

@@ -114,7 +114,7 @@ def _gone(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(")")[-1].split()[0] == "Z"  # a zombie has ended
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before, or while, reading
         return True
 
 
@@ -278,4 +278,7 @@ def test_use_mpi_starts_the_ranks_through_kolorun_mpi():
         with pytest.raises(LaunchError, match="--mpi"):
             kolo.run(lambda: 1, num_proc=2, use_mpi=True)
         return
-    assert kolo.run(lambda: int(os.environ["KOLO_SIZE"]), num_proc=2, use_mpi=True) == [2, 2]
+    # mpirun started the ranks (its variables), and each is its own rank.
+    assert kolo.run(lambda: (int(os.environ["OMPI_COMM_WORLD_SIZE"]),
+                             int(os.environ["OMPI_COMM_WORLD_RANK"])),
+                    num_proc=2, use_mpi=True) == [(2, 0), (2, 1)]

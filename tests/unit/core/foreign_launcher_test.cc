@@ -151,6 +151,22 @@ TEST(ForeignLauncher, MalformedValuesAreRefusedByName) {
   EXPECT_THROW(detect(slurm), InvalidArgument);
 }
 
+TEST(ForeignLauncher, KolorunsLayoutWinsAndTheRankBeforeInitFollowsTheSameRule) {
+  Env kolorun_under_mpirun = kOpenMpi;  // kolorun --mpi sets no KOLO_SIZE; kolorun does
+  EXPECT_EQ(rank_before_init(lookup(kolorun_under_mpirun)), 1) << "mpirun's rank";
+  kolorun_under_mpirun["KOLO_RANK"] = "0";
+  kolorun_under_mpirun["KOLO_SIZE"] = "3";
+  EXPECT_EQ(rank_before_init(lookup(kolorun_under_mpirun)), 0) << "kolorun's rank";
+  EXPECT_FALSE(launcher_for(settings::Values::Read(lookup(kolorun_under_mpirun)),
+                            lookup(kolorun_under_mpirun))
+                   .has_value());
+  Env elastic = kOpenMpi;
+  elastic["KOLO_ELASTIC"] = "1";
+  EXPECT_FALSE(launcher_for(settings::Values::Read(lookup(elastic)), lookup(elastic)).has_value())
+      << "the elastic driver places its workers";
+  EXPECT_EQ(rank_before_init(lookup({})), 0) << "a job of one";
+}
+
 TEST(ForeignLauncher, FirstHostOfASlurmHostList) {
   EXPECT_EQ(first_host_of_slurm_list("node1"), "node1");
   EXPECT_EQ(first_host_of_slurm_list("node1,node2"), "node1");

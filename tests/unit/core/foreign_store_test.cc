@@ -5,8 +5,11 @@
 // cross layout from the machines.
 #include "core/launch/foreign_store.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -168,6 +171,40 @@ TEST_F(ForeignStoreTest, LocalRanksThatContradictTheMachinesFailTheJob) {
                                              return config_for(rank, 2, l);
                                            })),
                InvalidArgument);
+}
+
+// A port nothing listens on now (the kernel's next ephemeral one).
+uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+TEST_F(ForeignStoreTest, AcrossHostsRanksMeetAtTheLaunchersRankZeroHostWithTheUsersSecret) {
+  // torchrun's MASTER_ADDR (or a Slurm step's first node) and a port: rank 0
+  // listens there, the others connect with KOLO_SECRET; no file is written.
+  const uint16_t port = free_port();
+  const auto stores = as_ranks<std::shared_ptr<rendezvous::Store>>(3, [&](int rank) {
+    ForeignLauncher l;
+    l.name = "torchrun";
+    l.local_size = 1;  // one rank per host, as far as the launcher says
+    l.rank0_host = "127.0.0.1";
+    l.port_hint = port;
+    Config config = config_for(rank, 3, l);
+    config.rendezvous.secret = "the-users-secret";
+    auto store = connect_foreign_store(config);
+    store->set(fmt::format("here/{}", rank), rendezvous::to_bytes("1"));
+    store->wait({"here/0", "here/1", "here/2"}, std::chrono::seconds(10));
+    return store;
+  });
+  EXPECT_TRUE(stores[2]->get("here/0").has_value());
+  EXPECT_FALSE(fs::exists(dir_ / fmt::format("kolo-{}", ::getuid()))) << "no file across hosts";
 }
 
 TEST_F(ForeignStoreTest, AcrossHostsWithoutASecretOrAPlaceToMeetIsRefused) {
