@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Launcher start-up: time from starting the launcher to the first completed
 # collective of a trivial job (one allreduce of one float), and the whole
-# job's wall time, for kolorun, OpenMPI's mpirun, torchrun (when torch is
-# installed) and Slurm's srun (when SLURM_CONF names a cluster that answers),
+# job's wall time: Kolo started by kolorun, by OpenMPI's mpirun (over Kolo's
+# own transports and over its MPI backend), by torchrun (when PYTHON can import
+# torch and kolo) and by Slurm's srun (when SLURM_CONF names a cluster that
+# answers), beside raw MPI under mpirun and torch.distributed under torchrun;
 # each run REPS times back to back; prints a markdown table of medians and
 # minimums for docs/benchmarks.md.
+#
+#   PYTHON: the interpreter for the torch rows (default python3; the project
+#   venv's .venv/bin/python has kolo installed)
 #
 #   bench/launcher_startup.sh [NP] [REPS]
 #   tests/python/launcher/slurm_cluster.py --cpus NP bench/launcher_startup.sh [NP] [REPS]
@@ -41,23 +46,47 @@ run() {
 echo "## host: $(nproc) cores, $(uname -r); $(date -u +%Y-%m-%dT%H:%MZ); $np ranks, $reps runs each"
 labels=()
 echo "\$ kolorun -np $np $bin/kolo-first-collective"
-run kolorun "$bin/kolorun" -np "$np" "$bin/kolo-first-collective" && labels+=(kolorun)
+run "kolorun, Kolo" "$bin/kolorun" -np "$np" "$bin/kolo-first-collective" && labels+=("kolorun, Kolo")
 if command -v mpirun >/dev/null && [ -x "$bin/mpi-first-collective" ]; then
+  mpirun_cmd=(mpirun --oversubscribe --bind-to none -np "$np")
+  [ "$(id -u)" = 0 ] && mpirun_cmd+=(--allow-run-as-root)
   echo "\$ mpirun -np $np --oversubscribe $bin/mpi-first-collective"
-  run mpirun mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" "$bin/mpi-first-collective" &&
-    labels+=(mpirun)
+  run "mpirun, raw MPI" "${mpirun_cmd[@]}" "$bin/mpi-first-collective" && labels+=("mpirun, raw MPI")
+  echo "\$ mpirun -np $np --oversubscribe $bin/kolo-first-collective"
+  run "mpirun, Kolo" "${mpirun_cmd[@]}" "$bin/kolo-first-collective" && labels+=("mpirun, Kolo")
+  echo "\$ mpirun -np $np --oversubscribe -x KOLO_BACKEND=mpi $bin/kolo-first-collective"
+  run "mpirun, Kolo over MPI" "${mpirun_cmd[@]}" -x KOLO_BACKEND=mpi "$bin/kolo-first-collective" &&
+    labels+=("mpirun, Kolo over MPI")
 else
   echo "mpirun or mpi-first-collective not available: skipped"
 fi
-if command -v torchrun >/dev/null && python3 -c 'import torch' 2>/dev/null; then
-  echo "\$ torchrun --nproc-per-node $np bench/startup/torch_first_collective.py"
-  run torchrun torchrun --nproc-per-node "$np" bench/startup/torch_first_collective.py && labels+=(torchrun)
+python=${PYTHON:-python3}
+if "$python" -c 'import torch.distributed.run' 2>/dev/null; then
+  # python -m torch.distributed.run is torchrun run by this interpreter (the
+  # torchrun script on PATH may be another Python's); -r 1 -t 1 because
+  # Debian 12's torchrun fails with its default redirects under Python 3.11.
+  torchrun=("$python" -m torch.distributed.run -r 1 -t 1 --nproc_per_node "$np")
+  echo "\$ torchrun --nproc_per_node $np bench/startup/torch_first_collective.py"
+  run "torchrun, torch.distributed" "${torchrun[@]}" bench/startup/torch_first_collective.py &&
+    labels+=("torchrun, torch.distributed")
+  if "$python" -c 'import kolo.torch' 2>/dev/null; then
+    echo "\$ torchrun --nproc_per_node $np bench/startup/kolo_torch_first_collective.py"
+    run "torchrun, Kolo" "${torchrun[@]}" bench/startup/kolo_torch_first_collective.py &&
+      labels+=("torchrun, Kolo")
+    # The same Python script under kolorun: the torchrun rows' counterpart
+    # (both pay for starting Python and importing torch).
+    echo "\$ kolorun -np $np $python bench/startup/kolo_torch_first_collective.py"
+    run "kolorun, Kolo from Python" "$bin/kolorun" -np "$np" "$python" bench/startup/kolo_torch_first_collective.py &&
+      labels+=("kolorun, Kolo from Python")
+  else
+    echo "$python cannot import kolo.torch: the torchrun Kolo row skipped"
+  fi
 else
-  echo "torchrun (torch) is not installed: skipped"
+  echo "$python cannot import torch: torchrun skipped"
 fi
 if [ -n "${SLURM_CONF:-}" ] && command -v srun >/dev/null && timeout 10 sinfo -h >/dev/null 2>&1; then
   echo "\$ srun -n $np $bin/kolo-first-collective"
-  run srun srun -n "$np" "$bin/kolo-first-collective" && labels+=(srun)
+  run "srun, Kolo" srun -n "$np" "$bin/kolo-first-collective" && labels+=("srun, Kolo")
 else
   echo "no Slurm cluster (SLURM_CONF unset, or its controller does not answer): srun skipped"
 fi
