@@ -21,9 +21,13 @@ pytestmark = pytest.mark.skipif(MPIRUN is None, reason="mpirun is not installed"
 
 def _mpirun(np_, code, extra_env=None, timeout=120):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KOLO_", "HOROVOD_"))}
-    # OpenMPI as root, and more ranks than cores (CI).
+    # OpenMPI as root, and more ranks than cores (CI). Python's stdout stays
+    # block-buffered: each rank's lines then reach mpirun in one write, where
+    # unbuffered prints ("ok", " ", "1", "\n" written apart) interleave with
+    # the other ranks' into lines like "okok 1".
+    env.pop("PYTHONUNBUFFERED", None)
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1", PYTHONUNBUFFERED="1")
+               OMPI_MCA_rmaps_base_oversubscribe="1")
     env.update(extra_env or {})
     command = [MPIRUN, "-np", str(np_)]
     for name in sorted(extra_env or {}):
