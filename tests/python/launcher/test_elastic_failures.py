@@ -85,7 +85,10 @@ def test_with_a_discovery_script_the_job_says_what_it_waits_for(tmp_path, stop_j
     good, bad = LOOPBACK_HOSTS[:2]
     script = tmp_path / "discover.sh"
     script.write_text(f"echo {good}:1\necho {bad}:1\n")
-    job, outdir = start(tmp_path, ["-np", "2", "--min-np", "2", "--elastic-timeout", "3",
+    # --elastic-timeout also bounds round 1's forming: 12 s, not less, lets the
+    # failing worker start Python and die first on a loaded host (at 3 s the
+    # round once timed out while it was still importing).
+    job, outdir = start(tmp_path, ["-np", "2", "--min-np", "2", "--elastic-timeout", "12",
                                    "--elastic-host-failures", "1",
                                    "--host-discovery-script", f"sh {script}"],
                         "--fail-on-host", bad)
@@ -93,10 +96,10 @@ def test_with_a_discovery_script_the_job_says_what_it_waits_for(tmp_path, stop_j
     rc = job.wait()
     context = job.report()
     assert rc != 0, context
-    assert_line(job, "kolorun: 1 of at least 2 workers possible (--min-np); waiting up to 3 s "
+    assert_line(job, "kolorun: 1 of at least 2 workers possible (--min-np); waiting up to 12 s "
                      "for the host discovery script to report more hosts (usable slots: 1; "
                      f"blacklisted: {bad})")
-    assert_line(job, "kolorun: job failed: fewer than --min-np 2 workers were possible for 3 s "
+    assert_line(job, "kolorun: job failed: fewer than --min-np 2 workers were possible for 12 s "
                      f"(usable slots: 1; blacklisted: {bad})")
 
 
