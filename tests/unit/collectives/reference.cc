@@ -42,6 +42,9 @@ int64_t round_saturate(DataType type, double v) {
     case DataType::kInt8:
       lo = -128, hi = 127;
       break;
+    case DataType::kInt16:
+      lo = -32768, hi = 32767;
+      break;
     case DataType::kInt32:
       lo = -2147483648.0, hi = 2147483647.0;
       break;
@@ -69,6 +72,8 @@ int64_t load_int(DataType type, const Bytes& data, size_t i) {
       return load_as<uint8_t>(data, i);
     case DataType::kInt8:
       return load_as<int8_t>(data, i);
+    case DataType::kInt16:
+      return load_as<int16_t>(data, i);
     case DataType::kInt32:
       return load_as<int32_t>(data, i);
     case DataType::kInt64:
@@ -86,6 +91,8 @@ void store_int(DataType type, Bytes& data, size_t i, int64_t value) {
       return store_as(data, i, static_cast<uint8_t>(value));
     case DataType::kInt8:
       return store_as(data, i, static_cast<int8_t>(value));
+    case DataType::kInt16:
+      return store_as(data, i, static_cast<int16_t>(value));
     case DataType::kInt32:
       return store_as(data, i, static_cast<int32_t>(value));
     case DataType::kInt64:
