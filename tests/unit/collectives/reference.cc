@@ -31,9 +31,9 @@ uint64_t mix(uint64_t x) {  // splitmix64
   return x ^ (x >> 31);
 }
 
-int64_t round_saturate(DataType type, double v) {
+int64_t truncate_saturate(DataType type, double v) {
   if (std::isnan(v)) return 0;
-  double r = std::nearbyint(v);
+  double r = std::trunc(v);
   double lo = 0, hi = 0;
   switch (type) {
     case DataType::kUInt8:
@@ -198,7 +198,7 @@ void reference_scale(DataType type, Bytes& data, double factor) {
       store_int(type, data, i, load_int(type, data, i) != 0 && factor != 0.0);
     } else if (is_integer(type)) {
       store_int(type, data, i,
-                round_saturate(type, static_cast<double>(load_int(type, data, i)) * factor));
+                truncate_saturate(type, static_cast<double>(load_int(type, data, i)) * factor));
     } else if (type == DataType::kFloat64) {
       store_float(type, data, i, load_float(type, data, i) * factor);
     } else {
