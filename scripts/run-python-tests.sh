@@ -10,7 +10,11 @@ venv=${1:-.venv}
 cd "$(dirname "$0")/.."
 python="$(cd "$venv/bin" && pwd)/python"   # not realpath: the venv is the symlink
 kolorun="$(cd "$venv/bin" && pwd)/kolorun"
-export KOLO_STALL_SHUTDOWN_TIME_SECONDS=${KOLO_STALL_SHUTDOWN_TIME_SECONDS:-60}
+# A collective some rank never submits (its test failed mid-sequence) fails
+# on the others after this long instead of hanging them; test_rank_failure
+# checks it. The warning comes first.
+export KOLO_STALL_CHECK_TIME_SECONDS=${KOLO_STALL_CHECK_TIME_SECONDS:-10}
+export KOLO_STALL_SHUTDOWN_TIME_SECONDS=${KOLO_STALL_SHUTDOWN_TIME_SECONDS:-20}
 export PYTHONDONTWRITEBYTECODE=1
 pytest_args=(-x -q -p no:cacheprovider --timeout=300)
 

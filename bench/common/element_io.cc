@@ -25,6 +25,9 @@ void store_element(void* base, size_t i, DataType dtype, double v) {
     case DataType::kInt8:
       *at<int8_t>(base, i) = static_cast<int8_t>(std::llround(v));
       break;
+    case DataType::kInt16:
+      *at<int16_t>(base, i) = static_cast<int16_t>(std::llround(v));
+      break;
     case DataType::kInt32:
       *at<int32_t>(base, i) = static_cast<int32_t>(std::llround(v));
       break;
@@ -55,6 +58,8 @@ double load_element(const void* base, size_t i, DataType dtype) {
       return *at<uint8_t>(base, i);
     case DataType::kInt8:
       return *at<int8_t>(base, i);
+    case DataType::kInt16:
+      return *at<int16_t>(base, i);
     case DataType::kInt32:
       return *at<int32_t>(base, i);
     case DataType::kInt64:

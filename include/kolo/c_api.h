@@ -55,7 +55,8 @@ typedef enum kolo_dtype {
   KOLO_BFLOAT16 = 5,
   KOLO_FLOAT32 = 6,
   KOLO_FLOAT64 = 7,
-  KOLO_BOOL = 8
+  KOLO_BOOL = 8,
+  KOLO_INT16 = 9
 } kolo_dtype;
 
 /* The values of kolo::ReduceOp. */

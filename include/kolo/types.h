@@ -21,8 +21,9 @@ enum class DataType : uint8_t {
   kFloat32 = 6,
   kFloat64 = 7,
   kBool = 8,
+  kInt16 = 9,
 };
-inline constexpr int kNumDataTypes = 9;
+inline constexpr int kNumDataTypes = 10;
 
 // A tensor's device: kCpuDevice, or a CUDA ordinal (>= 0) once GPU support
 // lands. The C API spells it KOLO_CPU_DEVICE.

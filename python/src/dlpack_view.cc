@@ -22,6 +22,7 @@ std::optional<DataType> from_dl(DLDataType type) {
       break;
     case kDLInt:
       if (type.bits == 8) return DataType::kInt8;
+      if (type.bits == 16) return DataType::kInt16;
       if (type.bits == 32) return DataType::kInt32;
       if (type.bits == 64) return DataType::kInt64;
       break;
@@ -46,6 +47,8 @@ DLDataType to_dl(DataType type) {
       return {kDLUInt, 8, 1};
     case DataType::kInt8:
       return {kDLInt, 8, 1};
+    case DataType::kInt16:
+      return {kDLInt, 16, 1};
     case DataType::kInt32:
       return {kDLInt, 32, 1};
     case DataType::kInt64:

@@ -25,6 +25,7 @@ constexpr std::array<TypeInfo, kNumDataTypes> kTypes = {{
     {DataType::kFloat32, "float32", 4, true},
     {DataType::kFloat64, "float64", 8, true},
     {DataType::kBool, "bool", 1, false},
+    {DataType::kInt16, "int16", 2, false},
 }};
 
 constexpr std::array<std::string_view, kNumReduceOps> kOpNames = {
@@ -55,6 +56,7 @@ std::optional<DataType> parse_dtype(std::string_view name) {
   if (name == "half" || name == "fp16") return DataType::kFloat16;
   if (name == "bf16") return DataType::kBFloat16;
   if (name == "int") return DataType::kInt32;
+  if (name == "short") return DataType::kInt16;
   return std::nullopt;
 }
 

@@ -37,8 +37,9 @@ static_assert(KOLO_UINT8 == static_cast<int>(DataType::kUInt8));
 static_assert(KOLO_FLOAT16 == static_cast<int>(DataType::kFloat16));
 static_assert(KOLO_BFLOAT16 == static_cast<int>(DataType::kBFloat16));
 static_assert(KOLO_FLOAT32 == static_cast<int>(DataType::kFloat32));
-static_assert(KOLO_BOOL == static_cast<int>(DataType::kBool) &&
-              static_cast<int>(KOLO_BOOL) + 1 == kNumDataTypes);
+static_assert(KOLO_BOOL == static_cast<int>(DataType::kBool));
+static_assert(KOLO_INT16 == static_cast<int>(DataType::kInt16) &&
+              static_cast<int>(KOLO_INT16) + 1 == kNumDataTypes);
 static_assert(KOLO_SUM == static_cast<int>(ReduceOp::kSum));
 static_assert(KOLO_AVERAGE == static_cast<int>(ReduceOp::kAverage));
 static_assert(KOLO_BIT_OR == static_cast<int>(ReduceOp::kBitOr) &&

@@ -97,7 +97,7 @@ std::vector<uint64_t> Controller::build_bits(bool want_shutdown) const {
   // Flags and invalid bits are stored inverted, so the AND yields their OR.
   std::vector<uint64_t> words(1 + 2 * words_per_bitset_, 0);
   uint64_t flags = 0;
-  if (!to_send_.empty() || !stall_shutdown_.empty()) flags |= kFlagUncached;
+  if (!to_send_.empty() || stall_expired_) flags |= kFlagUncached;
   if (want_shutdown) flags |= kFlagShutdown;
   words[0] = ~flags;
   for (const auto& [slot, name] : pending_hits_) words[1 + slot / 64] |= uint64_t{1} << (slot % 64);
@@ -118,7 +118,7 @@ ResponseList Controller::full_negotiation(Clock::time_point now) {
       coordinator_->add(static_cast<int>(r), decode_requests(all[r]), now);
     }
     ResponseList list = coordinator_->take_ready();
-    list.stall_shutdown = std::exchange(stall_shutdown_, {});
+    stall_expired_ = false;
     answer = encode_response_list(list);
   }
   backend_.broadcast_bytes(0, answer);
@@ -130,12 +130,13 @@ CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool wa
   classify(std::move(new_entries), now);
   age_pending_hits(now);
   if (coordinator_) {
-    ResponseList scratch;
-    if (auto warning = coordinator_->check_stalls(now, scratch)) {
+    if (auto warning = coordinator_->check_stalls(now)) {
       KOLO_LOG_WARNING("{}", *warning);
       if (settings_.on_stall_warning) settings_.on_stall_warning(*warning);
     }
-    if (!scratch.stall_shutdown.empty()) stall_shutdown_ = scratch.stall_shutdown;
+    // Stalled past the limit: their error responses go out in this cycle's
+    // full negotiation (the uncached flag forces one).
+    if (coordinator_->expire_stalled(now)) stall_expired_ = true;
   }
 
   std::vector<uint64_t> words = build_bits(want_shutdown);
@@ -173,7 +174,6 @@ CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool wa
     ResponseList list = full_negotiation(now);
     joined_ = list.joined;
     outcome.cacheable = list.cacheable;
-    outcome.stall_shutdown = std::move(list.stall_shutdown);
     for (auto& response : list.responses) outcome.responses.push_back(std::move(response));
   } else {
     KOLO_CHECK(to_send_.empty());

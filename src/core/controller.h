@@ -38,8 +38,7 @@ struct CycleOutcome {
   std::vector<Response> responses;
   // Whether slow-path responses may enter the cache after they run.
   bool cacheable = true;
-  bool shutdown = false;       // some rank asked to shut down
-  std::string stall_shutdown;  // set: fail everything with this text
+  bool shutdown = false;  // some rank asked to shut down
 };
 
 class Controller {
@@ -92,7 +91,7 @@ class Controller {
   std::vector<Request> to_send_;
   std::set<uint32_t> invalid_slots_;
   std::vector<int32_t> joined_;  // as of the last response list
-  std::string stall_shutdown_;   // coordinator: decided, not yet sent
+  bool stall_expired_ = false;   // coordinator: stalled tensors to fail, not yet sent
   size_t words_per_bitset_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "core/operation_table.h"
 
 namespace kolo::core {
@@ -183,23 +184,47 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
   return response;
 }
 
+const Request& Coordinator::any_request(const Entry& entry) {
+  for (const auto& request : entry.by_rank) {
+    if (request) return *request;
+  }
+  throw InternalError("a coordinator table entry without requests");
+}
+
+std::vector<Response> Coordinator::take_expired() {
+  std::vector<std::pair<uint64_t, Response>> expired;
+  for (auto it = table_.begin(); it != table_.end();) {
+    if (it->second.expired.empty()) {
+      ++it;
+      continue;
+    }
+    Response response;
+    response.kind = Response::Kind::kError;
+    response.op = any_request(it->second).op;
+    response.names = {it->first};
+    response.error = it->second.expired;
+    expired.push_back({it->second.arrival, std::move(response)});
+    it = table_.erase(it);
+  }
+  std::sort(expired.begin(), expired.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Response> responses;
+  for (auto& [arrival, response] : expired) responses.push_back(std::move(response));
+  return responses;
+}
+
 ResponseList Coordinator::take_ready() {
+  ResponseList list;
+  list.responses = take_expired();
   std::vector<std::pair<uint64_t, std::string>> ready_names;
   for (const auto& [name, entry] : table_) {
     if (!ready(entry)) continue;
-    const Request* any = nullptr;
-    for (const auto& request : entry.by_rank) {
-      if (request) {
-        any = &*request;
-        break;
-      }
-    }
-    if (!any->group.empty() && !group_ready(any->group, any->group_size)) continue;
+    const Request& any = any_request(entry);
+    if (!any.group.empty() && !group_ready(any.group, any.group_size)) continue;
     ready_names.push_back({entry.arrival, name});
   }
   std::sort(ready_names.begin(), ready_names.end());
 
-  ResponseList list;
   list.cacheable = joined_.empty();
   for (const auto& [arrival, name] : ready_names) {
     list.responses.push_back(build(name, table_.at(name)));
@@ -227,41 +252,64 @@ std::string Coordinator::missing_ranks(const Entry& entry) const {
   return fmt::format("{}", fmt::join(missing, ", "));
 }
 
-std::optional<std::string> Coordinator::check_stalls(Clock::time_point now, ResponseList& list) {
+std::optional<std::string> Coordinator::check_stalls(Clock::time_point now) {
   if (!stall_.enabled || table_.empty()) return std::nullopt;
   std::vector<std::pair<uint64_t, std::string>> stalled;
-  bool past_shutdown = false;
   for (const auto& [name, entry] : table_) {
     auto waited = now - entry.first_seen;
     if (waited < stall_.warning_time) continue;
-    if (stall_.shutdown_time.count() > 0 && waited >= stall_.shutdown_time) past_shutdown = true;
-    const Request* any = nullptr;
-    for (const auto& request : entry.by_rank) {
-      if (request) any = &*request;
-    }
     double seconds = std::chrono::duration<double>(waited).count();
-    stalled.push_back(
-        {entry.arrival, fmt::format("'{}' ({}, waiting {:.1f} s) is missing from {}", name,
-                                    op_type_name(any->op), seconds, missing_ranks(entry))});
+    stalled.push_back({entry.arrival, fmt::format("'{}' ({}, waiting {:.1f} s) is missing from {}",
+                                                  name, op_type_name(any_request(entry).op),
+                                                  seconds, missing_ranks(entry))});
   }
   if (stalled.empty()) return std::nullopt;
-  std::sort(stalled.begin(), stalled.end());
-  std::vector<std::string> lines;
-  for (auto& [arrival, line] : stalled) lines.push_back(std::move(line));
-  std::string report = fmt::format("{}", fmt::join(lines, "; "));
-  if (past_shutdown) {
-    list.stall_shutdown =
-        fmt::format("stalled operations passed the stall shutdown time ({:g} s): {}",
-                    std::chrono::duration<double>(stall_.shutdown_time).count(), report);
-  }
   if (last_warning_ != Clock::time_point{} && now - last_warning_ < stall_.warning_time) {
     return std::nullopt;
   }
   last_warning_ = now;
+  std::sort(stalled.begin(), stalled.end());
+  std::vector<std::string> lines;
+  for (auto& [arrival, line] : stalled) lines.push_back(std::move(line));
   return fmt::format(
       "stalled operations: some ranks have not submitted them for over {:g} s (are the ranks "
       "running different code paths?): {}",
-      std::chrono::duration<double>(stall_.warning_time).count(), report);
+      std::chrono::duration<double>(stall_.warning_time).count(), fmt::join(lines, "; "));
+}
+
+bool Coordinator::expire_stalled(Clock::time_point now) {
+  if (!stall_.enabled || stall_.shutdown_time.count() == 0) return false;
+  const double limit = std::chrono::duration<double>(stall_.shutdown_time).count();
+  std::map<std::string, std::string> expired_groups;  // group -> the member that stalled it
+  bool any = false;
+  for (auto& [name, entry] : table_) {
+    // A complete entry waits only for the rest of its group: it fails with
+    // the group below.
+    if (!entry.expired.empty() || ready(entry) || now - entry.first_seen < stall_.shutdown_time) {
+      continue;
+    }
+    const Request& request = any_request(entry);
+    // Only the ranks that submitted it wait for it; the others are elsewhere
+    // (a rank raised, skipped or reordered a collective), so failing it here
+    // ends their wait without stopping the engine for later operations.
+    entry.expired = fmt::format(
+        "'{}' ({}) was not submitted by {} within {:g} s (KOLO_STALL_SHUTDOWN_TIME_SECONDS); "
+        "the ranks are running different code paths (did one raise, skip or reorder a "
+        "collective?)",
+        name, op_type_name(request.op), missing_ranks(entry), limit);
+    if (!request.group.empty()) expired_groups.emplace(request.group, name);
+    any = true;
+  }
+  for (auto& [name, entry] : table_) {
+    const Request& request = any_request(entry);
+    auto group = expired_groups.find(request.group);
+    if (!entry.expired.empty() || request.group.empty() || group == expired_groups.end()) continue;
+    entry.expired = fmt::format(
+        "'{}' ({}) belongs to a group whose member '{}' was not submitted by every rank within "
+        "{:g} s (KOLO_STALL_SHUTDOWN_TIME_SECONDS)",
+        name, op_type_name(request.op), group->second, limit);
+  }
+  return any;
 }
 
 }  // namespace kolo::core

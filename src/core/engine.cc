@@ -395,12 +395,7 @@ void Engine::loop() {
         next_cycle = started + idle_pause(idle_cycles);
       }
     }
-    if (!stall_shutdown_.ok()) {
-      KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, stall_shutdown_.message());
-      fail_everything(stall_shutdown_, true);
-    } else {
-      fail_everything(Status(StatusCode::kAborted, "Kolo has been shut down"), false);
-    }
+    fail_everything(Status(StatusCode::kAborted, "Kolo has been shut down"), false);
   } catch (...) {
     Status status = status_from_current_exception();
     KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, status.message());
@@ -448,12 +443,6 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
                                       set.id, pending.empty() ? "" : "; pending: " + pending));
   }
   publish_cache_stats(set);
-  if (!outcome.stall_shutdown.empty()) {
-    // Every rank got this text in the same response list, so each stops on
-    // its own; aborting the transport would race the others' receipt of it.
-    stall_shutdown_ = Status(StatusCode::kAborted, outcome.stall_shutdown);
-    return true;
-  }
   std::vector<Response> responses =
       fuse_responses(std::move(outcome.responses), config_.engine.fusion_threshold_bytes);
   if (!responses.empty() && log_threshold() <= LogLevel::kTrace) {

@@ -177,7 +177,6 @@ class Engine {
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
   Status failure_ KOLO_GUARDED_BY(mutex_);
-  Status stall_shutdown_;  // background thread
   std::thread thread_;
 };
 

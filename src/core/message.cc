@@ -13,7 +13,7 @@ using codec::Writer;
 // Bumped whenever the layout below changes, so ranks built from different
 // sources fail loudly instead of misreading each other.
 constexpr uint8_t kRequestsVersion = 1;
-constexpr uint8_t kResponsesVersion = 1;
+constexpr uint8_t kResponsesVersion = 2;  // 2: no stall shutdown text
 
 void put_ints(Writer& out, const std::vector<int64_t>& values) {
   out.u32(static_cast<uint32_t>(values.size()));
@@ -157,7 +157,6 @@ std::string encode_response_list(const ResponseList& list) {
   for (const auto& r : list.responses) put_response(out, r);
   out.u32(static_cast<uint32_t>(list.joined.size()));
   for (int32_t rank : list.joined) out.u32(static_cast<uint32_t>(rank));
-  out.blob(list.stall_shutdown);
   out.u8(list.cacheable ? 1 : 0);
   return std::string(as_view(out.take()));
 }
@@ -170,7 +169,6 @@ ResponseList decode_response_list(std::string_view bytes) {
   for (auto& r : list.responses) r = get_response(in);
   list.joined.resize(in.count("joined ranks", 4));
   for (auto& rank : list.joined) rank = static_cast<int32_t>(in.u32());
-  list.stall_shutdown = in.text("stall text");
   list.cacheable = in.boolean("cacheable");
   finish(in, "response list");
   return list;

@@ -78,9 +78,6 @@ struct ResponseList {
   std::vector<Response> responses;
   // Ranks of the set that have joined and not yet been released.
   std::vector<int32_t> joined;
-  // Set when the stall inspector shuts the job down: every pending operation
-  // fails with this text.
-  std::string stall_shutdown;
   // False when ranks had joined while these responses were decided: a
   // joined rank has no request for them, so no rank caches them (the caches
   // must stay identical).

@@ -8,7 +8,7 @@
 
 Arrays go to the engine without copies when they are C-contiguous (others
 are copied once) and results come back as ordinary writable arrays over the
-engine's buffers. Supported dtypes: uint8, int8, int32, int64, float16,
+engine's buffers. Supported dtypes: uint8, int8, int16, int32, int64, float16,
 float32, float64 and bool. Failures of the job or disagreements between
 ranks raise KoloInternalError (Horovod's HorovodInternalError).
 """

@@ -18,6 +18,7 @@ import numpy as np
 _ENGINE_DTYPES = {
     np.dtype(np.uint8): "uint8",
     np.dtype(np.int8): "int8",
+    np.dtype(np.int16): "int16",
     np.dtype(np.int32): "int32",
     np.dtype(np.int64): "int64",
     np.dtype(np.float16): "float16",

@@ -18,6 +18,7 @@ from kolo.torch.compression import Compression
 from kolo.torch.functions import (
     allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters)
 from kolo.torch.optimizer import DistributedOptimizer
+from kolo.torch.sparse_ops import sparse_allreduce, sparse_allreduce_async
 from kolo.torch.ops import (
     allgather, allreduce, allreduce_, alltoall, broadcast, broadcast_, grouped_allgather,
     grouped_allreduce, grouped_allreduce_, grouped_reducescatter, reducescatter)
@@ -32,7 +33,8 @@ __all__ = list(_basics_all) + [
     "grouped_allreduce_async_", "allgather", "allgather_async", "grouped_allgather",
     "grouped_allgather_async", "broadcast", "broadcast_", "broadcast_async", "broadcast_async_",
     "alltoall", "alltoall_async", "reducescatter", "reducescatter_async",
-    "grouped_reducescatter", "grouped_reducescatter_async", "barrier", "join", "poll",
+    "grouped_reducescatter", "grouped_reducescatter_async", "sparse_allreduce",
+    "sparse_allreduce_async", "barrier", "join", "poll",
     "synchronize", "DistributedOptimizer", "broadcast_parameters", "broadcast_optimizer_state",
     "broadcast_object", "allgather_object", "SyncBatchNorm", "elastic",
 ]

@@ -89,6 +89,7 @@ def broadcast_optimizer_state(optimizer, root_rank, process_set=global_process_s
     create state first, and leaves a rank whose root has no state yet with
     none either, so every rank ends up identical.
     """
+    _give_zero_gradients(optimizer)
     is_root = _rank() == root_rank
     tensors = []
     layout = _strip_tensors(optimizer.state_dict(), tensors) if is_root else None
@@ -105,6 +106,23 @@ def broadcast_optimizer_state(optimizer, root_rank, process_set=global_process_s
                    root_rank, process_set)
     if not is_root:
         optimizer.load_state_dict(_fill_tensors(layout, tensors))
+
+
+def _give_zero_gradients(optimizer):
+    """Horovod prepares an optimizer without state by giving every trainable
+    parameter without a gradient a zero one (sparse for SparseAdam), and code
+    written for Horovod reads p.grad afterwards. Horovod then also takes an
+    optimizer step on those zeros to create the state, which under weight
+    decay moves the weights; Kolo takes no step (it broadcasts the root's
+    state as it is, see broadcast_optimizer_state)."""
+    if optimizer.state_dict()["state"]:
+        return
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.requires_grad and p.grad is None:
+                p.grad = torch.zeros_like(p)
+                if isinstance(optimizer, torch.optim.SparseAdam):
+                    p.grad = p.grad.to_sparse()
 
 
 def _collect_slots(layout, slots):

@@ -3,7 +3,8 @@ functions with Horovod's gradients, so they can sit inside a model:
 allreduce -> allreduce of the gradient with the same op; allgather -> this
 rank's rows of the averaged gradient; broadcast -> the averaged gradient on
 the root, zeros elsewhere; alltoall -> the reverse alltoall; reducescatter
--> allgather of the gradient (divided by the set size for Average)."""
+-> allgather of the gradient, times the set size for Sum (and times the
+prescale and postscale factors)."""
 
 import torch
 
@@ -194,27 +195,29 @@ def alltoall(tensor, splits=None, name=None, process_set=_GLOBAL):
     return output if splits is None else (output, received)
 
 
-def _reducescatter_grad(grad_outputs, op, process_set):
-    gathered = _async.result(_async.grouped_allgather_async(
-        [g.contiguous() for g in grad_outputs], process_set=process_set))
-    if op == Average:
-        n, _ = _set_size_and_rank(process_set)
-        gathered = [g / n for g in gathered]
-    return gathered
+def _reducescatter_grad(grad_outputs, op, process_set, prescale, postscale):
+    """Horovod's closed form: the allgather of the output gradients, times the
+    set size for Sum (1 for Average), times prescale and postscale. Like
+    allreduce's gradient (the allreduce of the gradient with the same op),
+    it reads each rank's output gradient as the same loss seen on every rank."""
+    factor = prescale * postscale
+    if op == Sum:
+        factor *= _set_size_and_rank(process_set)[0]
+    scaled = [(g * factor if factor != 1.0 else g).contiguous() for g in grad_outputs]
+    return _async.result(_async.grouped_allgather_async(scaled, process_set=process_set))
 
 
 class _Reducescatter(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name, op, process_set, prescale_factor, postscale_factor):
-        ctx.op = op
-        ctx.process_set = process_set
+        ctx.args = (op, process_set, prescale_factor, postscale_factor)
         return _async.result(_async.reducescatter_async(
             tensor, name=name, op=op, process_set=process_set,
             prescale_factor=prescale_factor, postscale_factor=postscale_factor))
 
     @staticmethod
     def backward(ctx, grad_output):
-        (grad,) = _reducescatter_grad([grad_output], ctx.op, ctx.process_set)
+        (grad,) = _reducescatter_grad([grad_output], *ctx.args)
         return grad, None, None, None, None, None
 
 
@@ -232,15 +235,14 @@ def reducescatter(tensor, name=None, compression=Compression.none, op=Average,
 class _GroupedReducescatter(torch.autograd.Function):
     @staticmethod
     def forward(ctx, name, op, process_set, prescale_factor, postscale_factor, *tensors):
-        ctx.op = op
-        ctx.process_set = process_set
+        ctx.args = (op, process_set, prescale_factor, postscale_factor)
         return tuple(_async.result(_async.grouped_reducescatter_async(
             list(tensors), name=name, op=op, process_set=process_set,
             prescale_factor=prescale_factor, postscale_factor=postscale_factor)))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        grads = _reducescatter_grad(grad_outputs, ctx.op, ctx.process_set)
+        grads = _reducescatter_grad(grad_outputs, *ctx.args)
         return (None, None, None, None, None, *grads)
 
 

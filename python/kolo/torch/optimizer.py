@@ -18,19 +18,22 @@ from kolo.common.basics import global_process_set
 from kolo.common.process_sets import ProcessSet
 from kolo.common.reduce_ops import Average, Sum, resolve_op
 from kolo.common.runtime import runtime
-from kolo.torch.async_ops import (
-    allgather_async, allreduce_async_, grouped_allreduce_async_, synchronize)
+from kolo.torch.async_ops import allreduce_async_, grouped_allreduce_async_, synchronize
 from kolo.torch.compression import Compression
 from kolo.torch.functions import broadcast_object
+from kolo.torch.sparse_ops import sparse_allreduce_async
 
 _TOO_MANY_PASSES = ("kolo: backward ran more often than backward_passes_per_step allows before "
                     "step(); raise backward_passes_per_step to accumulate more passes locally")
 _ZERO_GRAD_IN_FLIGHT = ("kolo: optimizer.zero_grad() while gradients are still being reduced "
                         "(after backward, before step() or synchronize()) would race with the "
                         "reduction; call step() or synchronize() first")
-_STEP_AFTER_SYNCHRONIZE = ("kolo: optimizer.step() after an explicit optimizer.synchronize() "
-                           "reduces the gradients a second time; wrap step() in "
-                           "optimizer.skip_synchronize() to avoid the extra work")
+# Horovod's words: code written for Horovod filters or checks this warning by its text.
+_STEP_AFTER_SYNCHRONIZE = ("optimizer.step() called without optimizer.skip_synchronize() "
+                           "context after optimizer.synchronize(). This can cause training "
+                           "slowdown. You may want to consider using "
+                           "optimizer.skip_synchronize() context if you use "
+                           "optimizer.synchronize() in your code.")
 
 
 # --- validation ----------------------------------------------------------------
@@ -38,7 +41,7 @@ _STEP_AFTER_SYNCHRONIZE = ("kolo: optimizer.step() after an explicit optimizer.s
 def _parameter_names(named_parameters, param_groups):
     """{param: name} for every parameter; Horovod's errors for bad names."""
     if named_parameters is None:
-        return {p: f"noname.{i}.{j}"
+        return {p: f"allreduce.noname.{i}.{j}"
                 for i, group in enumerate(param_groups) for j, p in enumerate(group["params"])}
     named_parameters = list(named_parameters)
     if any(not isinstance(item, tuple) for item in named_parameters):
@@ -110,26 +113,16 @@ class _DenseReduction:
 
 
 class _SparseReduction:
-    """Horovod's sparse allreduce: every rank's (indices, values) are
-    allgathered and summed by coalescing; Average divides by the set size."""
+    """Horovod's sparse allreduce of one sparse gradient (sparse_ops): every
+    rank's (indices, values) allgathered; the optimizer gets the sum."""
 
-    def __init__(self, p, name, average, set_size, process_set):
-        grad = p.grad.coalesce()
-        self.p, self.shape = p, grad.shape
-        self.divisor = set_size if average else 1
-        # allgather concatenates rows, so indices travel as [nnz, sparse_dim].
-        self.indices = allgather_async(grad.indices().t().contiguous(),
-                                       name=f"allgather.{name}.indices", process_set=process_set)
-        self.values = allgather_async(grad.values().contiguous(),
-                                      name=f"allgather.{name}.values", process_set=process_set)
+    def __init__(self, p, name, op, process_set):
+        self.p = p
+        self.handle = sparse_allreduce_async(p.grad, name=f"sparse_allreduce.{name}", op=op,
+                                             process_set=process_set)
 
     def finish(self):
-        indices = synchronize(self.indices)
-        values = synchronize(self.values)
-        if self.divisor != 1:
-            values = values / self.divisor
-        summed = torch.sparse_coo_tensor(indices.t(), values, self.shape)
-        self.p.grad.zero_().add_(summed)
+        self.p.grad.zero_().add_(self.handle())
 
 
 # --- the optimizer ------------------------------------------------------------------
@@ -141,15 +134,21 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                  gradient_predivide_factor, groups, sparse_as_dense, process_set):
         super().__init__(params)
         self._compression = compression
-        self._param_names = _parameter_names(named_parameters, self.param_groups)
+        # {parameter: name}, under Horovod's attribute name (code written for
+        # Horovod reads it).
+        self._parameter_names = _parameter_names(named_parameters, self.param_groups)
         self.backward_passes_per_step = backward_passes_per_step
         self.op = op
         self.gradient_predivide_factor = gradient_predivide_factor
         self.sparse_as_dense = sparse_as_dense
         self.process_set = process_set
 
+        # As in Horovod, a rank outside the process set gets a plain
+        # optimizer: no hooks, nothing reduced, step() applies its own
+        # gradients.
+        self._member = process_set.included()
         self._trained = [p for group in self.param_groups for p in group["params"]
-                         if p.requires_grad]
+                         if p.requires_grad and self._member]
         self._units = self._form_units(groups)
         self._unit_of = {p: unit for unit in self._units for p in unit}
         self._passes_left = {p: backward_passes_per_step for p in self._trained}
@@ -165,17 +164,17 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         """The tuples of parameters reduced together: singletons without
         groups; otherwise groups formed over rank 0's parameter order, so
         every rank builds the same ones."""
-        if groups is None:
+        if groups is None or not self._member:
             return [(p,) for p in self._trained]
-        names = broadcast_object([self._param_names[p] for p in self._trained],
+        names = broadcast_object([self._parameter_names[p] for p in self._trained],
                                  root_rank=self.process_set.ranks[0],
                                  name="DistributedOptimizer.parameter_order",
                                  process_set=self.process_set)
         order = {name: i for i, name in enumerate(names)}
-        if set(order) != {self._param_names[p] for p in self._trained}:
+        if set(order) != {self._parameter_names[p] for p in self._trained}:
             raise ValueError("kolo: DistributedOptimizer(groups=...) needs the same trainable "
                              "parameter names on every rank")
-        trained = sorted(self._trained, key=lambda p: order[self._param_names[p]])
+        trained = sorted(self._trained, key=lambda p: order[self._parameter_names[p]])
         if isinstance(groups, int):
             runs = _split_evenly(trained, groups)
         else:
@@ -219,7 +218,6 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._launch(unit)
 
     def _launch(self, unit):
-        set_size = self._set_size()
         for p in unit:
             if p.grad is None:
                 # Unused here, but another rank may have a gradient for it:
@@ -228,10 +226,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if len(unit) == 1 and unit[0].grad.is_sparse and not self.sparse_as_dense:
             p = unit[0]
             if self.op not in (Average, Sum):
-                raise ValueError(f"kolo: the sparse gradient of {self._param_names[p]!r} can only "
-                                 "be averaged or summed; use sparse_as_dense=True for other ops")
-            reduction = _SparseReduction(p, self._param_names[p], self.op == Average, set_size,
-                                         self.process_set)
+                raise ValueError(f"kolo: the sparse gradient of {self._parameter_names[p]!r} can "
+                                 "only be averaged or summed; use sparse_as_dense=True for other "
+                                 "ops")
+            reduction = _SparseReduction(p, self._parameter_names[p], self.op, self.process_set)
         else:
             reduction = self._dense_reduction(unit)
         self._reductions[unit] = reduction
@@ -242,7 +240,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             grad = p.grad
             if grad.is_sparse:
                 if not self.sparse_as_dense:
-                    raise ValueError(f"kolo: the sparse gradient of {self._param_names[p]!r} "
+                    raise ValueError(f"kolo: the sparse gradient of {self._parameter_names[p]!r} "
                                      "cannot be reduced in a group; pass sparse_as_dense=True "
                                      "or leave the parameter out of groups")
                 grad = grad.to_dense()
@@ -257,7 +255,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         if self.op == Average:
             scale = dict(prescale_factor=1.0 / self.gradient_predivide_factor,
                          postscale_factor=self.gradient_predivide_factor)
-        name = self._param_names[unit[0]]
+        name = self._parameter_names[unit[0]]
         if len(unit) == 1:
             handle = allreduce_async_(sent[0], name=f"allreduce.{name}", op=self.op,
                                       process_set=self.process_set, **scale)
@@ -277,8 +275,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def synchronize(self):
         """Starts the reductions backward has not started (parameters without
         a gradient this step, or fewer backward passes than expected) and
-        waits for all of them; p.grad then holds the combined gradients."""
-        if self._set_size() > 1:
+        waits for all of them; p.grad then holds the combined gradients.
+        Outside the optimizer's process set it does nothing."""
+        if self._member and self._set_size() > 1:
             for unit in self._units:
                 if unit not in self._reductions:
                     self._launch(unit)
@@ -378,9 +377,9 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
             list are reduced alone).
         sparse_as_dense: reduce sparse gradients as dense tensors (and hand
             the optimizer a sparse result); otherwise they are allgathered.
-        process_set: the ranks that combine gradients; this rank must belong
-            to it. With a set of one rank the result behaves exactly like the
-            wrapped optimizer (as Horovod's does with one process).
+        process_set: the ranks that combine gradients. On a rank outside it,
+            and with a set of one rank, the result behaves exactly like the
+            wrapped optimizer (as Horovod's does).
     """
     op = resolve_op(op)  # Adasum raises NotImplementedError here
     if gradient_predivide_factor != 1.0 and op != Average:
@@ -398,9 +397,6 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     if not isinstance(process_set, ProcessSet):
         raise TypeError("kolo: DistributedOptimizer(process_set=...) takes a ProcessSet "
                         "(hvd.global_process_set or one from hvd.add_process_set)")
-    if not process_set.included():
-        raise ValueError(f"kolo: this rank ({runtime().engine().rank}) is not in {process_set}; "
-                         "only members of the process set can use a DistributedOptimizer on it")
 
     base = optimizer.__class__
     cls = type(base.__name__, (_DistributedOptimizer, base), {})

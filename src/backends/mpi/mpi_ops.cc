@@ -8,11 +8,12 @@
 namespace kolo::backends::mpi {
 namespace {
 
-// Reduced by Kolo's kernels. The 8-bit integers too: OpenMPI 4.1's AVX
-// MPI_SUM on uint8 saturates instead of wrapping (MpiBackendTest found it),
-// and Kolo's results must not depend on the MPI library.
+// Reduced by Kolo's kernels. The 8- and 16-bit integers too: OpenMPI 4.1's
+// AVX MPI_SUM on uint8 saturates instead of wrapping (MpiBackendTest found
+// it), and Kolo's results must not depend on the MPI library.
 constexpr std::array<DataType, kUserTypeCount> kUserTypes = {
-    DataType::kFloat16, DataType::kBFloat16, DataType::kBool, DataType::kUInt8, DataType::kInt8};
+    DataType::kFloat16, DataType::kBFloat16, DataType::kBool,
+    DataType::kUInt8,   DataType::kInt8,     DataType::kInt16};
 
 // One MPI_User_function per (dtype, op): MPI passes no user data to it, so
 // the pair is in the function's type instead of in a table it would look up.
@@ -58,7 +59,7 @@ MpiOps::MpiOps() {
   const std::array<std::array<MPI_User_function*, kNumReduceOps>, kUserTypeCount> functions = {
       functions_for<DataType::kFloat16>(ops), functions_for<DataType::kBFloat16>(ops),
       functions_for<DataType::kBool>(ops), functions_for<DataType::kUInt8>(ops),
-      functions_for<DataType::kInt8>(ops)};
+      functions_for<DataType::kInt8>(ops), functions_for<DataType::kInt16>(ops)};
   for (size_t t = 0; t < functions.size(); ++t)
     for (size_t o = 0; o < kNumReduceOps; ++o)
       MPI_Op_create(functions[t][o], /*commute=*/1, &user_ops_[t][o]);
@@ -80,6 +81,8 @@ MPI_Datatype MpiOps::type(DataType dtype) {
       return MPI_UINT8_T;
     case DataType::kInt8:
       return MPI_INT8_T;
+    case DataType::kInt16:
+      return MPI_INT16_T;
     case DataType::kInt32:
       return MPI_INT32_T;
     case DataType::kInt64:

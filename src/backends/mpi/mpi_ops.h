@@ -15,7 +15,7 @@
 namespace kolo::backends::mpi {
 
 // The dtypes reduced by user-defined ops (mpi_ops.cc lists them).
-inline constexpr size_t kUserTypeCount = 5;
+inline constexpr size_t kUserTypeCount = 6;
 
 class MpiOps {
  public:

@@ -207,6 +207,8 @@ decltype(auto) dispatch_type(DataType type, F&& f) {
       return f(NativeType<uint8_t>{});
     case DataType::kInt8:
       return f(NativeType<int8_t>{});
+    case DataType::kInt16:
+      return f(NativeType<int16_t>{});
     case DataType::kInt32:
       return f(NativeType<int32_t>{});
     case DataType::kInt64:

@@ -54,14 +54,16 @@ void combine(typename Element::Storage* __restrict out,
     out[i] = Element::store(Op::apply(Element::load(a[i]), Element::load(b[i])));
 }
 
-// Rounds to nearest (ties to even, the default rounding mode) and saturates
-// at the type's range; NaN becomes 0. Converting an out-of-range double to an
-// integer would be undefined behaviour. Builtins rather than std::isnan and
-// std::nearbyint: those are inline functions outside the level namespace.
+// Truncates toward zero, as a C++ conversion of the scaled double does and
+// as Horovod's ScaleBuffer does (so an int32 Average of 75 over 2 ranks is
+// 37, not 38), and saturates at the type's range; NaN becomes 0. Converting
+// an out-of-range double to an integer would be undefined behaviour (Horovod
+// leaves it so; Kolo saturates). Builtins rather than std::isnan and
+// std::trunc: those are inline functions outside the level namespace.
 template <typename T>
-T round_saturate(double v) {
+T truncate_saturate(double v) {
   if (__builtin_isnan(v)) return 0;
-  double r = __builtin_nearbyint(v);
+  double r = __builtin_trunc(v);
   // 2^63 and -2^63 are exact doubles; the max of int64 is not, so compare
   // against the power of two instead.
   constexpr double kUpper = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
@@ -79,10 +81,10 @@ void scale_elements(typename Element::Storage* __restrict data, size_t count, do
     const uint8_t keep = factor != 0.0 ? 1 : 0;
     for (size_t i = 0; i < count; ++i) data[i] = static_cast<uint8_t>((data[i] != 0) & keep);
   } else if constexpr (std::is_integral_v<Compute>) {
-    // Every int8/uint8/int32 is exact in double, so only int64 beyond 2^53
-    // loses precision.
+    // Every int8/uint8/int16/int32 is exact in double, so only int64 beyond
+    // 2^53 loses precision.
     for (size_t i = 0; i < count; ++i)
-      data[i] = round_saturate<Compute>(static_cast<double>(data[i]) * factor);
+      data[i] = truncate_saturate<Compute>(static_cast<double>(data[i]) * factor);
   } else {
     // float16/bfloat16/float32 in float, float64 in double.
     const Compute f = static_cast<Compute>(factor);

@@ -22,11 +22,12 @@ void reduce_into(void* inout, const void* in, size_t count, DataType dtype, Redu
 // overlap them).
 void reduce(void* out, const void* a, const void* b, size_t count, DataType dtype, ReduceOp op);
 
-// data[i] *= factor, computed in float for float16/bfloat16/float32 and in
-// double for float64 and the integer types (exact for all but int64 beyond
-// 2^53); integer results are rounded to nearest (ties to even) and saturate
-// at the type's range. bool stays 0/1 (false only for a zero factor). No-op
-// when factor == 1.
+// data[i] *= factor, computed as Horovod's ScaleBuffer does: in float for
+// float16/bfloat16/float32 (the factor rounded to float, the product rounded
+// once to the type) and in double for float64 and the integer types (exact
+// for all but int64 beyond 2^53); integer results are truncated toward zero
+// and saturate at the type's range. bool stays 0/1 (false only for a zero
+// factor). No-op when factor == 1.
 void scale(void* data, size_t count, DataType dtype, double factor);
 
 // The instruction-set level of the kernels in use: "avx512", "avx2" or

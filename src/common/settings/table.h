@@ -472,8 +472,10 @@ inline constexpr Spec kTable[] = {
      .fallback = "0",
      .range = kZeroOrMore,
      .section = kEngine,
-     .description = "after this long, every pending operation on every rank fails with the "
-                    "stall report; must be 0 (never) or at least the warning time",
+     .description = "a tensor some ranks have submitted and others have not for this long "
+                    "fails on the ranks that submitted it, naming the missing ranks; the engine "
+                    "goes on (Horovod shuts down); must be 0 (never) or at least the warning "
+                    "time",
      .flag = {.form = Form::kValue,
               .names = "--stall-check-shutdown-time-seconds",
               .value_name = "SECONDS",

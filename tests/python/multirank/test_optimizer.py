@@ -12,6 +12,7 @@ import torch
 
 import kolo.torch as hvd
 from kolo.torch import optimizer as optimizer_module
+from kolo.torch import sparse_ops
 
 hvd.init()
 
@@ -68,15 +69,15 @@ def distributed_sgd(model, lr=0.1, **kwargs):
 class _Spy:
     """Records the calls the optimizer makes to one async op."""
 
-    def __init__(self, monkeypatch, name):
+    def __init__(self, monkeypatch, name, module=optimizer_module):
         self.calls = []
-        real = getattr(optimizer_module, name)
+        real = getattr(module, name)
 
         def spy(tensors, **kwargs):
             self.calls.append((tensors, kwargs))
             return real(tensors, **kwargs)
 
-        monkeypatch.setattr(optimizer_module, name, spy)
+        monkeypatch.setattr(module, name, spy)
 
 
 # --- equivalence ------------------------------------------------------------------
@@ -354,8 +355,11 @@ def test_step_after_synchronize_without_skip_warns():
     x, y = global_batch()
     loss_fn(model, my_rows(x), my_rows(y)).backward()
     opt.synchronize()
-    with pytest.warns(UserWarning, match="optimizer.step\\(\\) after an explicit "
-                                         "optimizer.synchronize\\(\\)"):
+    # Horovod's text, word for word.
+    with pytest.warns(UserWarning, match="^optimizer.step\\(\\) called without "
+                                         "optimizer.skip_synchronize\\(\\) context after "
+                                         "optimizer.synchronize\\(\\). This can cause training "
+                                         "slowdown."):
         opt.step()
     with warnings.catch_warnings():  # the flag was reset by step()
         warnings.simplefilter("error")
@@ -402,7 +406,7 @@ def test_sparse_gradients(monkeypatch, sparse_as_dense, op):
     emb = torch.nn.Embedding(10, 3, sparse=True)
     ref = copy.deepcopy(emb)
     weights = torch.randn(4, 3)
-    gathers = _Spy(monkeypatch, "allgather_async")
+    gathers = _Spy(monkeypatch, "allgather_async", sparse_ops)
     opt = hvd.DistributedOptimizer(torch.optim.SGD(emb.parameters(), lr=0.5),
                                    named_parameters=emb.named_parameters(),
                                    sparse_as_dense=sparse_as_dense, op=op)
@@ -442,17 +446,24 @@ def test_sparse_gradient_in_a_group_needs_sparse_as_dense():
 # --- process sets ----------------------------------------------------------------------
 
 def test_process_set_reduces_over_its_members_only():
-    """Ranks 0 .. size-2 train together; the last rank is no member and is
-    refused (with -np 2 the set has one rank: its gradients stay local)."""
+    """Ranks 0 .. size-2 train together; the last rank is no member: as in
+    Horovod, it constructs and steps the optimizer as a plain one (with -np
+    2 the set has one rank: its gradients stay local)."""
     members = list(range(hvd.size() - 1))
     subset = hvd.add_process_set(members)
     try:
         model = make_model()
-        if hvd.rank() not in members:
-            with pytest.raises(ValueError, match="not in ProcessSet"):
-                distributed_sgd(model, process_set=subset)
-            return
         opt = distributed_sgd(model, process_set=subset)
+        if hvd.rank() not in members:
+            x, y = global_batch()
+            loss_fn(model, x[:2], y[:2]).backward()
+            local = reference_grads(model, x[:2], y[:2])
+            before = [p.detach().clone() for p in model.parameters()]
+            opt.step()  # nothing reduced, nobody waited for: the local step
+            assert_close_list(grads(model), local, atol=0)
+            assert_close_list([p.detach() for p in model.parameters()],
+                              [b - 0.1 * g for b, g in zip(before, local)])
+            return
         x, y = global_batch()
         loss_fn(model, my_rows(x, members), my_rows(y, members)).backward()
         opt.synchronize()

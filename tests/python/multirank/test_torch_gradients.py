@@ -66,12 +66,44 @@ def test_alltoall_gradient_is_reverse_alltoall():
     assert torch.allclose(x.grad, expected)
 
 
-def test_reducescatter_gradient_is_allgather():
+def _reducescatter_case(op, prescale, postscale, grouped):
+    """Horovod's closed form of the reducescatter gradient: the allgather of
+    the output gradients, times the set size for Sum (1 for Average), times
+    prescale * postscale. Rank r's output gradient is weights(r)."""
     me, n = hvd.rank(), hvd.size()
-    x = torch.ones(2 * n, 3, dtype=torch.float64, requires_grad=True)
-    (hvd.reducescatter(x, op=hvd.Sum, name="g.rs") * weights(me, (2, 3))).sum().backward()
-    assert torch.allclose(x.grad, torch.cat([weights(r, (2, 3)) for r in range(n)]))
+    rows = [2, 1]  # two tensors for the grouped form: 2n and n rows
+    xs = [torch.ones(k * n, 3, dtype=torch.float64, requires_grad=True) for k in rows]
+    kwargs = dict(op=op, prescale_factor=prescale, postscale_factor=postscale)
+    if grouped:
+        outs = hvd.grouped_reducescatter(xs, name=f"g.grs.{op}.{prescale}", **kwargs)
+    else:
+        outs = [hvd.reducescatter(x, name=f"g.rs.{op}.{prescale}.{k}", **kwargs)
+                for k, x in zip(rows, xs)]
+    sum((o * weights(me, o.shape)).sum() for o in outs).backward()
+    factor = prescale * postscale * (n if op == hvd.Sum else 1)
+    for k, x in zip(rows, xs):
+        expected = torch.cat([weights(r, (k, 3)) for r in range(n)]) * factor
+        assert torch.allclose(x.grad, expected), (op, prescale, postscale, grouped, x.grad)
 
-    y = torch.ones(2 * n, 3, dtype=torch.float64, requires_grad=True)
-    (hvd.reducescatter(y, name="g.rs.avg") * weights(me, (2, 3))).sum().backward()
-    assert torch.allclose(y.grad, torch.cat([weights(r, (2, 3)) for r in range(n)]) / n)
+
+def test_reducescatter_gradient_sum_and_average():
+    for grouped in (False, True):
+        for op in (hvd.Sum, hvd.Average):
+            _reducescatter_case(op, 1.0, 1.0, grouped)
+
+
+def test_reducescatter_gradient_with_scale_factors():
+    for grouped in (False, True):
+        for op in (hvd.Sum, hvd.Average):
+            _reducescatter_case(op, 0.5, 3.0, grouped)
+
+
+def test_reducescatter_gradient_of_ones_is_horovods():
+    """Horovod's own case: d(sum of reducescatter)/dx is size for Sum, 1 for
+    Average (Kolo gave 1 and 1/size)."""
+    n = hvd.size()
+    for op, expected in ((hvd.Sum, float(n)), (hvd.Average, 1.0)):
+        x = torch.ones(4 * n, 2, requires_grad=True)
+        out = hvd.reducescatter(x, op=op, name=f"g.rs.ones.{op}")
+        out.backward(torch.ones_like(out))
+        assert torch.equal(x.grad, torch.full_like(x, expected)), (op, x.grad)

@@ -229,13 +229,19 @@ TEST(Scale, EveryTypeMatchesReference) {
   }
 }
 
-TEST(Scale, IntegersRoundToNearestEvenAndSaturate) {
-  int32_t v[] = {5, 7, -5, 3, 1000000000};
+TEST(Scale, IntegersTruncateTowardZeroAndSaturate) {
+  int32_t v[] = {75, 71, -5, 3, 1000000000};
   reduce::scale(v, 5, DataType::kInt32, 0.5);
-  EXPECT_EQ(v[0], 2);   // 2.5 -> 2 (ties to even)
-  EXPECT_EQ(v[1], 4);   // 3.5 -> 4
-  EXPECT_EQ(v[2], -2);  // -2.5 -> -2
-  EXPECT_EQ(v[3], 2);   // 1.5 -> 2
+  EXPECT_EQ(v[0], 37);  // 37.5 -> 37 (Horovod's truncation, not 38)
+  EXPECT_EQ(v[1], 35);  // 35.5 -> 35
+  EXPECT_EQ(v[2], -2);  // -2.5 -> -2 (toward zero)
+  EXPECT_EQ(v[3], 1);   // 1.5 -> 1
+  int16_t shorts[] = {999, -999, 30000};
+  reduce::scale(shorts, 2, DataType::kInt16, 0.1);
+  EXPECT_EQ(shorts[0], 99);  // 99.9 -> 99
+  EXPECT_EQ(shorts[1], -99);
+  reduce::scale(shorts + 2, 1, DataType::kInt16, 2.0);
+  EXPECT_EQ(shorts[2], std::numeric_limits<int16_t>::max());
   reduce::scale(v + 4, 1, DataType::kInt32, 8.0);
   EXPECT_EQ(v[4], std::numeric_limits<int32_t>::max());
 

@@ -31,9 +31,9 @@ uint64_t mix(uint64_t x) {  // splitmix64
   return x ^ (x >> 31);
 }
 
-int64_t round_saturate(DataType type, double v) {
+int64_t truncate_saturate(DataType type, double v) {
   if (std::isnan(v)) return 0;
-  double r = std::nearbyint(v);
+  double r = std::trunc(v);
   double lo = 0, hi = 0;
   switch (type) {
     case DataType::kUInt8:
@@ -41,6 +41,9 @@ int64_t round_saturate(DataType type, double v) {
       break;
     case DataType::kInt8:
       lo = -128, hi = 127;
+      break;
+    case DataType::kInt16:
+      lo = -32768, hi = 32767;
       break;
     case DataType::kInt32:
       lo = -2147483648.0, hi = 2147483647.0;
@@ -69,6 +72,8 @@ int64_t load_int(DataType type, const Bytes& data, size_t i) {
       return load_as<uint8_t>(data, i);
     case DataType::kInt8:
       return load_as<int8_t>(data, i);
+    case DataType::kInt16:
+      return load_as<int16_t>(data, i);
     case DataType::kInt32:
       return load_as<int32_t>(data, i);
     case DataType::kInt64:
@@ -86,6 +91,8 @@ void store_int(DataType type, Bytes& data, size_t i, int64_t value) {
       return store_as(data, i, static_cast<uint8_t>(value));
     case DataType::kInt8:
       return store_as(data, i, static_cast<int8_t>(value));
+    case DataType::kInt16:
+      return store_as(data, i, static_cast<int16_t>(value));
     case DataType::kInt32:
       return store_as(data, i, static_cast<int32_t>(value));
     case DataType::kInt64:
@@ -191,7 +198,7 @@ void reference_scale(DataType type, Bytes& data, double factor) {
       store_int(type, data, i, load_int(type, data, i) != 0 && factor != 0.0);
     } else if (is_integer(type)) {
       store_int(type, data, i,
-                round_saturate(type, static_cast<double>(load_int(type, data, i)) * factor));
+                truncate_saturate(type, static_cast<double>(load_int(type, data, i)) * factor));
     } else if (type == DataType::kFloat64) {
       store_float(type, data, i, load_float(type, data, i) * factor);
     } else {

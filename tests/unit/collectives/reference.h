@@ -13,9 +13,10 @@
 namespace kolo::testing {
 
 // Every dtype and every reduction, for the test matrices.
-constexpr DataType kAllTypes[] = {DataType::kUInt8,   DataType::kInt8,    DataType::kInt32,
-                                  DataType::kInt64,   DataType::kFloat16, DataType::kBFloat16,
-                                  DataType::kFloat32, DataType::kFloat64, DataType::kBool};
+constexpr DataType kAllTypes[] = {DataType::kUInt8,    DataType::kInt8,    DataType::kInt16,
+                                  DataType::kInt32,    DataType::kInt64,   DataType::kFloat16,
+                                  DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
+                                  DataType::kBool};
 constexpr ReduceOp kAllOps[] = {ReduceOp::kSum,  ReduceOp::kAverage, ReduceOp::kMin,
                                 ReduceOp::kMax,  ReduceOp::kProduct, ReduceOp::kBitAnd,
                                 ReduceOp::kBitOr};

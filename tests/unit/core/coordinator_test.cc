@@ -79,23 +79,70 @@ TEST(Coordinator, JoinedRankCountsAsReadyForAllreduceOnly) {
   EXPECT_TRUE(list.joined.empty());
 }
 
-TEST(Coordinator, StallReportNamesMissingRanksAndShutsDownAfterItsTime) {
+TEST(Coordinator, StallReportNamesMissingRanks) {
   auto c = make(3, {true, 10s, 30s});
   auto start = Clock::now();
   c.add(0, {req("w")}, start);
   c.add(2, {req("w")}, start);
-  ResponseList list;
-  EXPECT_FALSE(c.check_stalls(start + 5s, list));
-  auto warning = c.check_stalls(start + 11s, list);
+  EXPECT_FALSE(c.check_stalls(start + 5s));
+  auto warning = c.check_stalls(start + 11s);
   ASSERT_TRUE(warning);
   EXPECT_NE(warning->find("'w' (allreduce, waiting 11.0 s) is missing from rank 1"),
             std::string::npos)
       << *warning;
-  EXPECT_TRUE(list.stall_shutdown.empty());
-  EXPECT_FALSE(c.check_stalls(start + 12s, list)) << "warned again within the warning period";
-  c.check_stalls(start + 31s, list);
-  EXPECT_NE(list.stall_shutdown.find("stall shutdown time (30 s)"), std::string::npos)
-      << list.stall_shutdown;
+  EXPECT_FALSE(c.expire_stalled(start + 11s));
+  EXPECT_FALSE(c.check_stalls(start + 12s)) << "warned again within the warning period";
+}
+
+TEST(Coordinator, PastTheShutdownTimeOnlyTheStalledTensorFails) {
+  auto c = make(3, {true, 10s, 30s});
+  auto start = Clock::now();
+  c.add(0, {req("w")}, start);
+  c.add(2, {req("w")}, start);
+  c.add(1, {req("other")}, start + 20s);
+  EXPECT_TRUE(c.expire_stalled(start + 31s));
+  // A request that arrives once the tensor is marked fails with it.
+  c.add(1, {req("w")}, start + 31s);
+  ResponseList list = c.take_ready();
+  ASSERT_EQ(list.responses.size(), 1u);
+  const Response& failed = list.responses[0];
+  EXPECT_EQ(failed.kind, Response::Kind::kError);
+  EXPECT_EQ(failed.names, std::vector<std::string>{"w"});
+  EXPECT_NE(failed.error.find("'w' (allreduce) was not submitted by rank 1 within 30 s"),
+            std::string::npos)
+      << failed.error;
+  // 'other' has waited 11 s: it stays, and the coordinator goes on.
+  EXPECT_TRUE(c.has_pending());
+  EXPECT_FALSE(c.expire_stalled(start + 32s));
+  c.add(0, {req("other")}, start + 32s);
+  c.add(2, {req("other")}, start + 32s);
+  EXPECT_EQ(names(c.take_ready()), (std::vector<std::string>{"other"}));
+}
+
+TEST(Coordinator, AStalledGroupMemberFailsItsWholeGroup) {
+  auto c = make(2, {true, 1s, 2s});
+  auto start = Clock::now();
+  Request a = req("g.a"), b = req("g.b");
+  a.group = b.group = "g";
+  a.group_size = b.group_size = 2;
+  c.add(0, {a, b}, start);
+  c.add(1, {a}, start);
+  EXPECT_TRUE(c.expire_stalled(start + 3s));
+  ResponseList list = c.take_ready();
+  ASSERT_EQ(list.responses.size(), 2u);
+  for (const auto& response : list.responses) {
+    EXPECT_EQ(response.kind, Response::Kind::kError);
+    EXPECT_NE(response.error.find("'g.b'"), std::string::npos) << response.error;
+  }
+  EXPECT_FALSE(c.has_pending());
+}
+
+TEST(Coordinator, NoShutdownTimeNeverExpires) {
+  auto c = make(2, {true, 1s, 0s});
+  auto start = Clock::now();
+  c.add(0, {req("w")}, start);
+  EXPECT_FALSE(c.expire_stalled(start + 1000s));
+  EXPECT_TRUE(c.take_ready().responses.empty());
 }
 
 TEST(Coordinator, AgeReportedByTheSubmitterCounts) {
@@ -104,8 +151,7 @@ TEST(Coordinator, AgeReportedByTheSubmitterCounts) {
   Request old = req("late");
   old.age_us = 20'000'000;
   c.add(0, {old}, now);
-  ResponseList list;
-  EXPECT_TRUE(c.check_stalls(now, list));
+  EXPECT_TRUE(c.check_stalls(now));
 }
 
 }  // namespace
