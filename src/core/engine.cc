@@ -45,9 +45,13 @@ TensorArgs control_operation(std::string name) {
 Engine::Engine(const Config& config, EngineOptions options)
     : config_(config), options_(std::move(options)) {
   connect(options_);
-  thread_ = std::thread([this] { loop(); });
   if (!config_.engine.timeline_path.empty())
     start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
+  // The background thread starts last: a constructor that throws never runs
+  // the destructor, and a joinable std::thread destroyed by the unwinding
+  // terminates the process (SIGABRT instead of the error). Nothing that can
+  // throw may follow this line.
+  thread_ = std::thread([this] { loop(); });
 }
 
 Engine::~Engine() {

@@ -172,6 +172,7 @@ class Engine {
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
   Status failure_ KOLO_GUARDED_BY(mutex_);
   Status stall_shutdown_;  // background thread
+  // Started as the constructor's last statement (see Engine::Engine).
   std::thread thread_;
 };
 
