@@ -11,7 +11,9 @@
 #include "core/operation_table.h"
 #include "core/tensor_validation.h"
 #include "core/world.h"
+#include "rendezvous/elastic_protocol.h"
 #include "rendezvous/prefix_store.h"
+#include "rendezvous/watched_store.h"
 
 namespace kolo::core {
 namespace {
@@ -67,8 +69,14 @@ void Engine::connect(EngineOptions& options) {
   // number of times, so the counters agree.
   int64_t generation =
       store_->add(fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, layout.rank), 1);
+  // An elastic round kolorun gives up ends every wait of its members (a
+  // member that died after being placed never publishes its address).
+  std::shared_ptr<rendezvous::Store> base = store_;
+  if (elastic_round_ >= 0)
+    base = std::make_shared<rendezvous::WatchedStore>(
+        store_, rendezvous::elastic::round_over_key(elastic_round_));
   auto scoped = std::make_shared<rendezvous::PrefixStore>(
-      fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
+      fmt::format("{}/init{}", config_.rendezvous.prefix, generation), base);
   complete_layout(*scoped, config_);
   global_backend_ = connect_backend(*scoped, config_);
 

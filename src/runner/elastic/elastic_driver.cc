@@ -81,6 +81,8 @@ class ElasticDriver : public JobController {
   void poll_arrivals(Job& job);
   int64_t pending_joins(const Worker& w);
   void form_round(Job& job, Clock::time_point now);
+  // The current round is over: a new one forms, and its members learn why.
+  void give_up_round(const std::string& reason);
   void publish_round(Job& job, const RoundPlan& plan);
   void start_worker(Job& job, const PlannedMember& member);
   void answer(Worker& w, const Assignment& a);
@@ -172,12 +174,25 @@ void ElasticDriver::on_exit(Job& job, size_t index) {
   // Survivors notice a dead peer at once and ask to join again; the driver
   // may see that before the death itself, and the death is what the user
   // wants to read as the reason.
-  if (!forming_ || reason_is_a_rejoin_) {
-    if (!forming_) forming_since_.reset();
-    forming_ = true;
-    forming_reason_ = fmt::format("{} failed", describe(*w));
-    reason_is_a_rejoin_ = false;
+  const std::string reason = fmt::format("{} failed", describe(*w));
+  if (!forming_) {
+    give_up_round(reason);
+  } else if (reason_is_a_rejoin_) {
+    forming_reason_ = reason;
   }
+  reason_is_a_rejoin_ = false;
+}
+
+void ElasticDriver::give_up_round(const std::string& reason) {
+  forming_ = true;
+  forming_since_.reset();
+  forming_reason_ = reason;
+  // Members may still be meeting their peers (a member can die a moment
+  // after it was placed): they watch this key instead of waiting the start
+  // timeout out for an address that will never come.
+  if (round_ > 0)
+    store_.set(protocol::round_over_key(round_),
+               rendezvous::to_bytes(fmt::format("kolorun gave round {} up: {}", round_, reason)));
 }
 
 // Counts the failure against the worker's host and says what follows. Only
@@ -289,9 +304,7 @@ void ElasticDriver::poll_arrivals(Job& job) {
     // A member asking again left its round (an error, or a host update):
     // the round is over for everyone.
     if (w.in_round && !forming_) {
-      forming_ = true;
-      forming_since_.reset();
-      forming_reason_ = fmt::format("{} left its round", describe(w));
+      give_up_round(fmt::format("{} left its round", describe(w)));
       reason_is_a_rejoin_ = true;
     }
   }
