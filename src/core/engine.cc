@@ -12,6 +12,7 @@
 #include "core/tensor_validation.h"
 #include "core/world.h"
 #include "rendezvous/elastic_protocol.h"
+#include "rendezvous/failure_report.h"
 #include "rendezvous/prefix_store.h"
 #include "rendezvous/watched_store.h"
 
@@ -559,16 +560,26 @@ void Engine::publish_cache_stats(const ProcessSet& set) {
 
 void Engine::fail_everything(const Status& status, bool job_failed) {
   std::vector<std::shared_ptr<ProcessSet>> sets;
+  bool first_failure = false;
   {
     MutexLock lock(mutex_);
     stopped_ = true;
-    if (job_failed && failure_.ok()) failure_ = status;
+    if (job_failed && failure_.ok()) {
+      failure_ = status;
+      first_failure = true;
+    }
     for (const auto& [id, set] : sets_) sets.push_back(set);
   }
   for (auto& set : sets) {
     set->queue.fail_all(status);
     if (set->controller) set->controller->fail_all(status);
   }
+  // For kolorun's last line, after the handles (a store that does not
+  // answer must not delay the rank's own error).
+  if (first_failure && elastic_round_ < 0)
+    rendezvous::report_failure(
+        *store_, config_.rendezvous.prefix,
+        fmt::format("rank {} reports: {}", config_.layout.rank, status.message()));
 }
 
 }  // namespace kolo::core

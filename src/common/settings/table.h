@@ -170,7 +170,8 @@ inline constexpr Spec kTable[] = {
          "b) stopped answering: nothing received for 30.0 s\"), failing every rank; heartbeats "
          "go out on any connection idle for a sixth of this (at most 1 s), so only a stopped or "
          "unreachable process is ever that quiet. Keep it below `KOLO_TIMEOUT_SECONDS`, so the "
-         "stopped rank is blamed rather than a healthy rank waiting on it"},
+         "stopped rank is blamed rather than a healthy rank waiting on it. A stall shutdown "
+         "time (`KOLO_STALL_SHUTDOWN_TIME_SECONDS`) shorter than this takes its place"},
     {.name = "KOLO_SOCKET_BUFFER_BYTES",
      .kind = Kind::kSize,
      .fallback = "4M",
@@ -473,7 +474,9 @@ inline constexpr Spec kTable[] = {
      .range = kZeroOrMore,
      .section = kEngine,
      .description = "after this long, every pending operation on every rank fails with the "
-                    "stall report; must be 0 (never) or at least the warning time",
+                    "stall report; must be 0 (never) or at least the warning time. It also "
+                    "applies to a frozen rank, which answers no negotiation: a peer silent this "
+                    "long is declared lost, as after `KOLO_PEER_TIMEOUT_SECONDS`",
      .flag = {.form = Form::kValue,
               .names = "--stall-check-shutdown-time-seconds",
               .value_name = "SECONDS",
