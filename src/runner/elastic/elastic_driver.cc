@@ -7,9 +7,13 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
+#include "common/log_limiter.h"
 #include "common/settings/values.h"
+#include "common/untrusted_text.h"
 #include "rendezvous/elastic_protocol.h"
 #include "rendezvous/tcp_store_client.h"
 #include "runner/elastic/host_discovery.h"
@@ -36,6 +40,8 @@ constexpr auto kJoinMargin = std::chrono::seconds(30);
 // A worker left out of a round gets this long to ask to join (and be told
 // to leave, which lets it exit cleanly) before it is stopped.
 constexpr auto kLeaveGrace = std::chrono::seconds(5);
+// A discovery script that fails anew at every run is reported this seldom.
+constexpr auto kDiscoveryLogInterval = std::chrono::seconds(10);
 
 Assignment refusal(Assignment::Kind kind, std::string reason) {
   Assignment a;
@@ -103,6 +109,11 @@ class ElasticDriver : public JobController {
   HostRegistry registry_;
   bool hosts_known_ = false;
   std::string last_discovery_error_;
+  // Discovery failures, limited; the lines wait here for a Job to note them.
+  std::vector<std::string> discovery_notes_;
+  LogLimiter discovery_log_{kDiscoveryLogInterval, [this](LogLevel, std::string_view line) {
+                              discovery_notes_.emplace_back(line);
+                            }};
 
   std::vector<Worker> workers_;
   int next_worker_id_ = 0;
@@ -239,10 +250,15 @@ void ElasticDriver::poll_hosts(Job& job, Clock::time_point now) {
     }
   } else if (auto result = discovery_->take()) {
     if (!result->ok) {
+      // A script failing the same way is reported once; one failing anew at
+      // every run (changing garbage) once per interval, with a count.
       if (result->error != last_discovery_error_)
-        job.note(fmt::format("host discovery script '{}' failed: {} (retrying every {})",
-                             elastic_.discovery_script, result->error,
-                             seconds_text(elastic_.discovery_interval)));
+        discovery_log_.report(
+            LogLevel::kWarning, "discovery failed",
+            fmt::format("host discovery script '{}' failed: {} (retrying every {})",
+                        untrusted_text(elastic_.discovery_script, 200), result->error,
+                        seconds_text(elastic_.discovery_interval)),
+            now);
       last_discovery_error_ = result->error;
       hosts_known_ = true;  // known to be none for now: the --min-np wait starts
     } else {
@@ -253,6 +269,8 @@ void ElasticDriver::poll_hosts(Job& job, Clock::time_point now) {
       hosts_known_ = true;
     }
   }
+  discovery_log_.flush(now);
+  for (const std::string& line : std::exchange(discovery_notes_, {})) job.note(line);
   const HostChanges cooled = registry_.refresh(now);
   changes.added.insert(changes.added.end(), cooled.added.begin(), cooled.added.end());
   changes.removed.insert(changes.removed.end(), cooled.removed.begin(), cooled.removed.end());
@@ -404,7 +422,8 @@ void ElasticDriver::below_min_np(Job& job, int possible, Clock::time_point now) 
     return;
   }
   if (!below_min_since_) {
-    below_min_since_ = now;
+    // The wait began when the round began to form, not when the hosts came.
+    below_min_since_ = forming_since_.value_or(now);
     std::string what = discovery_ != nullptr ? "for the host discovery script to report more hosts"
                                              : "for a blacklisted host's cooldown to end";
     if (discovery_ != nullptr && cooldown_end) what += " or a blacklisted host's cooldown to end";
@@ -470,8 +489,17 @@ Clock::time_point ElasticDriver::on_tick(Job& job, Clock::time_point now) {
       job.signal(w.job_index, SIGTERM);
     }
   try {
+    // --elastic-timeout counts from when the round began to form, also while
+    // no host list has come yet (a hanging discovery script).
+    if (forming_ && !forming_since_) forming_since_ = now;
     poll_hosts(job, now);
     if (job.stopping()) return now + kIdleTick;
+    if (forming_ && !hosts_known_ && now - *forming_since_ >= elastic_.timeout) {
+      fail(job, fmt::format("the host discovery script listed no hosts within {} "
+                            "(--elastic-timeout): its first run has not finished",
+                            seconds_text(elastic_.timeout)));
+      return now + kIdleTick;
+    }
     poll_arrivals(job);
     if (forming_ && !finishing_ && hosts_known_ && !job.stopping()) form_round(job, now);
   } catch (const InvalidArgument& e) {
