@@ -15,6 +15,8 @@ std::string escaped(unsigned char c) {
       return "\\r";
     case '\\':
       return "\\\\";
+    case '\'':  // the text is quoted in '...': a quote in it would end the quote
+      return "\\x27";
     default:
       if (c >= 0x20 && c < 0x7f) return std::string(1, static_cast<char>(c));
       return fmt::format("\\x{:02x}", c);

@@ -11,8 +11,8 @@
 namespace kolo {
 
 // At most `limit` characters of the escaped text (\n, \t, \r, \\ and \xNN
-// for other bytes outside 0x20..0x7e); a cut text ends in "... (N bytes)"
-// with the length of the whole original.
+// for the quote ' and other bytes outside 0x20..0x7e); a cut text ends in
+// "... (N bytes)" with the length of the whole original.
 std::string untrusted_text(std::string_view text, std::size_t limit = 80);
 
 }  // namespace kolo

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <set>
 #include <utility>
@@ -48,6 +49,20 @@ Assignment refusal(Assignment::Kind kind, std::string reason) {
   a.kind = kind;
   a.reason = std::move(reason);
   return a;
+}
+
+// What kind of failure a discovery error is, without what varies between
+// runs of a script printing garbage: the words before the first ':', less
+// quoted text and numbers ("line  " for any bad output line, "exited with
+// code " for a failing script).
+std::string problem_kind(std::string_view error) {
+  std::string kind;
+  bool quoted = false;
+  for (char c : error.substr(0, error.find(':'))) {
+    if (c == '\'') quoted = !quoted;
+    if (!quoted && c != '\'' && !std::isdigit(static_cast<unsigned char>(c))) kind += c;
+  }
+  return kind;
 }
 
 std::string seconds_text(std::chrono::milliseconds d) {
@@ -254,7 +269,7 @@ void ElasticDriver::poll_hosts(Job& job, Clock::time_point now) {
       // every run (changing garbage) once per interval, with a count.
       if (result->error != last_discovery_error_)
         discovery_log_.report(
-            LogLevel::kWarning, "discovery failed",
+            LogLevel::kWarning, problem_kind(result->error),
             fmt::format("host discovery script '{}' failed: {} (retrying every {})",
                         untrusted_text(elastic_.discovery_script, 200), result->error,
                         seconds_text(elastic_.discovery_interval)),

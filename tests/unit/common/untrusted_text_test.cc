@@ -19,6 +19,10 @@ TEST(UntrustedText, ControlAndNonAsciiBytesAreEscaped) {
             "a\\nb\\tc\\x1b[2J\\\\\\xff\\x00");
 }
 
+TEST(UntrustedText, AQuoteCannotEndTheQuoteAroundIt) {
+  EXPECT_EQ(untrusted_text("a'b"), "a\\x27b");
+}
+
 TEST(UntrustedText, LongTextIsCutAndSaysHowLongItWas) {
   const std::string line(100 * 1024, 'x');
   const std::string quoted = untrusted_text(line, 80);
