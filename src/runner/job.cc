@@ -22,6 +22,9 @@ namespace {
 
 constexpr auto kDrainLimit = std::chrono::seconds(2);    // output after the last exit
 constexpr auto kSshKillDelay = std::chrono::seconds(2);  // for "signal 9" to cross before ssh dies
+// How long the launch waits for a supervised rank's program to start before
+// it goes on with the next rank anyway (a very slow machine, not a failure).
+constexpr std::chrono::milliseconds kStartWait{10'000};
 
 int ms_until(std::chrono::steady_clock::time_point t) {
   auto left =
@@ -37,6 +40,7 @@ struct Job::Rank {
   std::optional<ChildProcess> process;
   UniqueFd out[2];   // stdout, stderr pipes
   UniqueFd control;  // remote: ssh's stdin
+  UniqueFd started;  // supervised: its stdin, closed by it once the program runs
   std::string control_pending;
   std::optional<ExitStatus> status;
   std::vector<int> signals_sent;  // by this launcher, to tell its own kills from the cause
@@ -89,20 +93,26 @@ void Job::start_one(size_t i) {
   try {
     r.process.emplace(r.launch.spawn);
   } catch (const Error& e) {
-    note(fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank, r.launch.slot.host,
-                     e.what()));
+    const std::string why = fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank,
+                                        r.launch.slot.host, e.what());
     r.status = ExitStatus{127, 0};
     result_.ranks[i] = r.status;
     if (controller_ != nullptr) {
+      note(why);
       controller_->on_exit(*this, i);
       return;
     }
-    if (result_.first_failure < 0) result_.first_failure = first_exit_ = static_cast<int>(i);
-    begin_stop(SIGTERM);
+    // The job cannot be whole: run() starts no further rank (a fork that
+    // failed for want of processes or memory fails for the next one too)
+    // and the ones already started are stopped. One line says why.
+    std::string started;
+    if (i > 0) started = fmt::format("; the {} started before it were stopped", i);
+    stop(1, "job failed: " + why + started);
     return;
   }
   r.out[0] = r.process->release_stdout();
   r.out[1] = r.process->release_stderr();
+  if (r.launch.supervised) r.started = r.process->release_stdin();
   if (r.launch.remote) {
     r.control = r.process->release_stdin();
     if (r.control.valid()) {
@@ -221,6 +231,17 @@ void Job::on_exit(size_t index) {
     result_.first_failure = static_cast<int>(index);
 }
 
+void Job::await_start(size_t index) {
+  Rank& r = ranks_[index];
+  if (!r.launch.supervised || !r.process || r.status || !r.started.valid()) return;
+  // The write end of the supervisor's stdin reports POLLERR once it closed
+  // the read end; the exit fd is readable once it ended.
+  pollfd fds[2] = {{r.started.get(), 0, 0}, {r.process->exit_fd(), POLLIN, 0}};
+  ::poll(fds, 2, static_cast<int>(kStartWait.count()));
+  r.started.reset();
+  if (fds[1].revents != 0) on_exit(index);
+}
+
 void Job::read_output(Rank& r, int which) {
   char buffer[65536];
   ssize_t n = ::read(r.out[which].get(), buffer, sizeof buffer);
@@ -235,8 +256,9 @@ void Job::read_output(Rank& r, int which) {
 }
 
 bool Job::all_reaped() const {
+  // A rank never started (the job stopped before its turn) has nothing to reap.
   for (const auto& r : ranks_)
-    if (!r.status) return false;
+    if (r.process && !r.status) return false;
   return true;
 }
 
@@ -293,7 +315,13 @@ JobResult Job::run() {
   std::optional<Clock::time_point> timeout_at;
   if (options_.job_timeout.count() > 0) timeout_at = Clock::now() + options_.job_timeout;
   running_ = true;
-  for (size_t i = 0, n = ranks_.size(); i < n; ++i) start_one(i);
+  for (size_t i = 0, n = ranks_.size(); i < n && !stopping_; ++i) {
+    start_one(i);
+    // A rank whose program could not be started (its supervisor's fork or
+    // exec was refused: the system is out of processes or memory) stops the
+    // launch here rather than after every other rank was tried.
+    await_start(i);
+  }
 
   enum Kind { kOut = 0, kErr = 1, kExit, kControl, kSignal };
   std::vector<pollfd> fds;

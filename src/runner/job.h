@@ -32,6 +32,9 @@ struct RankLaunch {
   bool remote = false;
   SpawnSpec spawn;             // local: the rank itself; remote: the ssh client
   std::string remote_request;  // remote: written to ssh's stdin first (remote_exec.h)
+  // Local, under a rank supervisor (rank_supervisor.h): its stdin is a pipe
+  // it closes once the program runs, which the launch waits for.
+  bool supervised = false;
 };
 
 struct JobOptions {
@@ -105,6 +108,9 @@ class Job {
 
   void start_one(size_t index);
   void on_exit(size_t index);
+  // Waits (bounded) until rank `index`'s program runs or it has ended, and
+  // handles its end: the launch stops at a rank that could not be started.
+  void await_start(size_t index);
   void begin_stop(int sig);
   void escalate();
   void deliver(Rank& rank, int sig);
