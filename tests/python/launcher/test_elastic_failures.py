@@ -100,6 +100,22 @@ def test_with_a_discovery_script_the_job_says_what_it_waits_for(tmp_path, stop_j
                      f"(usable slots: 1; blacklisted: {bad})")
 
 
+@pytest.mark.parametrize("delay_ms", [2, 6, 12, 25, 50])
+def test_a_worker_dying_as_the_next_round_forms_does_not_stall_the_others(
+        tmp_path, stop_jobs, delay_ms):
+    # Worker 3 is killed at step 5; worker 2 dies `delay_ms` into its rejoin,
+    # at some moment of the round's forming and its members' meeting. A
+    # member placed in the round and then lost used to leave the others
+    # waiting KOLO_START_TIMEOUT (60 s) for its address; the job must go on.
+    job, rc, logs, context = run_to_end(
+        tmp_path, stop_jobs, ["-np", "4", "--min-np", "2", "--elastic-timeout", ELASTIC_TIMEOUT,
+                              "-H", "localhost:4"],
+        "--epochs", 2, "--kill", "3:5", "--die-at-rejoin", f"2:{delay_ms}")
+    assert rc == 0, context
+    assert job.ended - job.started < 30, context
+    check_commits_agree(logs, context)
+
+
 def run_with_discovery(tmp_path, stop_jobs, script_text, elastic_timeout):
     """A job of no engine work (`true`) whose hosts come from `script_text`,
     run to its end; returns (job, exit code)."""
