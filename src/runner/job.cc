@@ -14,14 +14,18 @@
 #include "common/error.h"
 #include "rendezvous/socket_util.h"
 #include "runner/output_mux.h"
+#include "runner/rank_supervisor.h"
 #include "runner/remote_exec.h"
 #include "runner/signal_capture.h"
 
 namespace kolo::runner {
 namespace {
 
-constexpr auto kDrainLimit = std::chrono::seconds(2);    // output after the last exit
-constexpr auto kSshKillDelay = std::chrono::seconds(2);  // for "signal 9" to cross before ssh dies
+constexpr auto kDrainLimit = std::chrono::seconds(2);  // output after the last exit
+// After the SIGKILL deadline, how long a remote helper (the "signal 9"
+// must cross before ssh dies) or a local rank supervisor (ending the rank's
+// tree) gets before its own process group is killed.
+constexpr auto kHelperKillDelay = std::chrono::seconds(2);
 // How long the launch waits for a supervised rank's program to start before
 // it goes on with the next rank anyway (a very slow machine, not a failure).
 constexpr std::chrono::milliseconds kStartWait{10'000};
@@ -195,13 +199,20 @@ void Job::begin_stop(int sig) {
 
 void Job::escalate() {
   kill_at_.reset();
-  bool any_remote = false;
+  bool any_helped = false;
   for (auto& r : ranks_) {
     if (r.status || !r.process) continue;
-    deliver(r, SIGKILL);
-    any_remote |= r.launch.remote;
+    if (r.launch.supervised) {
+      // A SIGKILL of the group would take the supervisor too, before it
+      // ends what left the group; it kills everything itself, then itself.
+      deliver(r, supervisor_kill_signal());
+      r.signals_sent.push_back(SIGKILL);
+    } else {
+      deliver(r, SIGKILL);
+    }
+    any_helped |= r.launch.remote || r.launch.supervised;
   }
-  if (any_remote) ssh_kill_at_ = Clock::now() + kSshKillDelay;
+  if (any_helped) helper_kill_at_ = Clock::now() + kHelperKillDelay;
 }
 
 void Job::on_exit(size_t index) {
@@ -341,10 +352,11 @@ JobResult Job::run() {
       if (now >= *drain_until_) break;  // a daemon a rank left behind holds the pipe; stop waiting
     }
     if (kill_at_ && now >= *kill_at_) escalate();
-    if (ssh_kill_at_ && now >= *ssh_kill_at_) {
-      ssh_kill_at_.reset();
+    if (helper_kill_at_ && now >= *helper_kill_at_) {
+      helper_kill_at_.reset();
       for (auto& r : ranks_)
-        if (r.launch.remote && !r.status && r.process) r.process->signal_group(SIGKILL);
+        if ((r.launch.remote || r.launch.supervised) && !r.status && r.process)
+          r.process->signal_group(SIGKILL);
     }
     if (timeout_at && !stopping_ && now >= *timeout_at) {
       result_.timed_out = true;
@@ -367,7 +379,7 @@ JobResult Job::run() {
         watch(r.control.get(), POLLOUT, i, kControl);
     }
     int timeout = 1000;  // re-check deadlines at least this often
-    for (const auto& t : {kill_at_, ssh_kill_at_, drain_until_,
+    for (const auto& t : {kill_at_, helper_kill_at_, drain_until_,
                           stopping_ ? std::nullopt : timeout_at, controller_at})
       if (t) timeout = std::min(timeout, ms_until(*t));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)

@@ -129,9 +129,11 @@ class Job {
   std::unique_ptr<OutputMux> mux_;
   JobResult result_;
   bool stopping_ = false;
-  int first_exit_ = -1;                           // the first rank to fail, in time
-  std::optional<Clock::time_point> kill_at_;      // SIGKILL everything still running then
-  std::optional<Clock::time_point> ssh_kill_at_;  // then end remote ranks' ssh clients too
+  int first_exit_ = -1;                       // the first rank to fail, in time
+  std::optional<Clock::time_point> kill_at_;  // SIGKILL everything still running then
+  // Then kill the groups of remote ranks' ssh clients and of local rank
+  // supervisors still there.
+  std::optional<Clock::time_point> helper_kill_at_;
   std::optional<Clock::time_point> drain_until_;  // stop waiting for output then
 };
 

@@ -76,6 +76,10 @@ void reap_all() {
 
 }  // namespace
 
+int supervisor_kill_signal() {
+  return SIGRTMIN + 2;
+}
+
 void kill_descendants(std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
   while (true) {
@@ -101,11 +105,13 @@ int run_rank_supervisor(const std::vector<std::string>& command) {
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM})
     ::sigaddset(&blocked, sig);
   ::sigaddset(&blocked, parent_death_signal());
+  ::sigaddset(&blocked, supervisor_kill_signal());
   ::sigprocmask(SIG_BLOCK, &blocked, &previous);
   sigset_t watched;
   ::sigemptyset(&watched);
   ::sigaddset(&watched, SIGCHLD);
   ::sigaddset(&watched, parent_death_signal());
+  ::sigaddset(&watched, supervisor_kill_signal());
   const int events = ::signalfd(-1, &watched, SFD_CLOEXEC);
   if (events < 0 || ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
     fmt::print(stderr, "kolorun: rank supervisor: {}\n", errno_text(errno));
@@ -172,6 +178,11 @@ int run_rank_supervisor(const std::vector<std::string>& command) {
       // kolorun is gone: nothing of this rank may outlive it.
       kill_descendants();
       return 137;
+    }
+    if (static_cast<int>(info.ssi_signo) == supervisor_kill_signal()) {
+      // kolorun's SIGKILL, given to the whole tree.
+      kill_descendants();
+      ::raise(SIGKILL);
     }
     int status = 0;
     pid_t pid = 0;

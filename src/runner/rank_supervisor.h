@@ -23,6 +23,12 @@ namespace kolo::runner {
 
 inline constexpr const char* kRankSupervisorFlag = "--internal-rank-supervisor";
 
+// What kolorun sends a supervisor's group instead of SIGKILL when a rank
+// outlived its grace period: the supervisor kills the rank's whole tree,
+// then itself with SIGKILL (a real-time signal, which also ends the rank
+// unless it handles it; SIGKILL follows anyway).
+int supervisor_kill_signal();
+
 // `command`: the program (a path) and its arguments. Returns the exit code
 // for kolorun; a rank killed by a signal is mirrored by raising it.
 int run_rank_supervisor(const std::vector<std::string>& command);

@@ -181,6 +181,25 @@ def test_processes_a_rank_started_end_with_the_job(tmp_path):
         kill_all(pids)
 
 
+def test_processes_of_a_rank_that_ignores_sigterm_end_with_it_after_the_grace(tmp_path):
+    rank = tmp_path / "rank.sh"
+    rank.write_text("trap '' TERM\n" + BACKGROUND + "while :; do sleep 0.1; done\n")
+    job = subprocess.Popen([kolorun(), "-np", "2", "/bin/sh", str(rank), str(tmp_path)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    pids = []
+    try:
+        pids = background_pids(tmp_path, 2)
+        job.send_signal(signal.SIGTERM)
+        _, err = job.communicate(timeout=30)  # 5 s of grace, then SIGKILL
+        assert job.returncode == 128 + signal.SIGTERM, err
+        left = wait_gone(pids, limit=10)
+        assert left == [], f"still running after the job was killed: {left}\n{err}"
+    finally:
+        job.kill()
+        kill_all(pids)
+
+
 def test_a_rank_killed_by_a_signal_is_reported_as_such_through_its_supervisor(tmp_path):
     rank = tmp_path / "rank.sh"
     rank.write_text('if [ "$KOLO_RANK" = 1 ]; then kill -9 $$; fi; exec sleep 30\n')
