@@ -12,7 +12,10 @@
 #include "core/self_connected_world.h"
 #include "core/tensor_validation.h"
 #include "core/world.h"
+#include "rendezvous/elastic_protocol.h"
+#include "rendezvous/failure_report.h"
 #include "rendezvous/prefix_store.h"
+#include "rendezvous/watched_store.h"
 
 namespace kolo::core {
 namespace {
@@ -46,9 +49,13 @@ TensorArgs control_operation(std::string name) {
 Engine::Engine(const Config& config, EngineOptions options)
     : config_(config), options_(std::move(options)) {
   connect(options_);
-  thread_ = std::thread([this] { loop(); });
   if (!config_.engine.timeline_path.empty())
     start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
+  // The background thread starts last: a constructor that throws never runs
+  // the destructor, and a joinable std::thread destroyed by the unwinding
+  // terminates the process (SIGABRT instead of the error). Nothing that can
+  // throw may follow this line.
+  thread_ = std::thread([this] { loop(); });
 }
 
 Engine::~Engine() {
@@ -89,8 +96,14 @@ void Engine::connect_through_store(EngineOptions& options) {
   // number of times, so the counters agree.
   int64_t generation = store_->add(
       fmt::format("{}/engine/inits/{}", config_.rendezvous.prefix, config_.layout.rank), 1);
+  // An elastic round kolorun gives up ends every wait of its members (a
+  // member that died after being placed never publishes its address).
+  std::shared_ptr<rendezvous::Store> base = store_;
+  if (elastic_round_ >= 0)
+    base = std::make_shared<rendezvous::WatchedStore>(
+        store_, rendezvous::elastic::round_over_key(elastic_round_));
   auto scoped = std::make_shared<rendezvous::PrefixStore>(
-      fmt::format("{}/init{}", config_.rendezvous.prefix, generation), store_);
+      fmt::format("{}/init{}", config_.rendezvous.prefix, generation), base);
   complete_layout(*scoped, config_);
   global_backend_ = connect_backend(*scoped, config_);
 }
@@ -547,16 +560,26 @@ void Engine::publish_cache_stats(const ProcessSet& set) {
 
 void Engine::fail_everything(const Status& status, bool job_failed) {
   std::vector<std::shared_ptr<ProcessSet>> sets;
+  bool first_failure = false;
   {
     MutexLock lock(mutex_);
     stopped_ = true;
-    if (job_failed && failure_.ok()) failure_ = status;
+    if (job_failed && failure_.ok()) {
+      failure_ = status;
+      first_failure = true;
+    }
     for (const auto& [id, set] : sets_) sets.push_back(set);
   }
   for (auto& set : sets) {
     set->queue.fail_all(status);
     if (set->controller) set->controller->fail_all(status);
   }
+  // For kolorun's last line, after the handles (a store that does not
+  // answer must not delay the rank's own error).
+  if (first_failure && elastic_round_ < 0)
+    rendezvous::report_failure(
+        *store_, config_.rendezvous.prefix,
+        fmt::format("rank {} reports: {}", config_.layout.rank, status.message()));
 }
 
 }  // namespace kolo::core

@@ -177,6 +177,7 @@ class Engine {
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
   Status failure_ KOLO_GUARDED_BY(mutex_);
+  // Started as the constructor's last statement (see Engine::Engine).
   std::thread thread_;
 };
 

@@ -67,6 +67,9 @@ std::string host_update_key(int64_t seq) {
 std::string round_prefix(int64_t round) {
   return fmt::format("kolo/round{}", round);
 }
+std::string round_over_key(int64_t round) {
+  return fmt::format("{}round/{}/over", kRoot, round);
+}
 
 int64_t read_counter(Store& store, const std::string& key) {
   return parse_counter(key, store.get(key));

@@ -35,6 +35,10 @@ std::string hosts_seq_key();
 std::string host_update_key(int64_t seq);
 // The engine's key scope for one round ("kolo/round<R>").
 std::string round_prefix(int64_t round);
+// Set by the driver, to the reason, when it gives a formed round up (a
+// member died or asked to join again): members still meeting their peers
+// stop waiting for ones that will never come (rendezvous/watched_store.h).
+std::string round_over_key(int64_t round);
 
 // The value of a counter the workers bump with Store::add (arrivals_key, joins_key); 0 while the
 // key is unset. Throws InvalidArgument naming the key when it holds anything but a decimal

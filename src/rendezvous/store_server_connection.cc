@@ -1,5 +1,6 @@
 #include "rendezvous/store_server_connection.h"
 
+#include <fmt/format.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -84,10 +85,13 @@ void ServerConnection::on_writable() {
 void ServerConnection::on_deadline(net::Clock::time_point now) {
   auto due = deadline();
   if (!due || now < *due) return;
-  if (state_ != State::kClosing)
-    KOLO_LOG_WARNING("rendezvous server: closing connection from {}: no {} within {} ms", peer_,
-                     state_ == State::kAwaitingHello ? "hello" : "authenticated request",
-                     settings_.handshake_timeout.count());
+  if (state_ != State::kClosing) {
+    const char* missing = state_ == State::kAwaitingHello ? "hello" : "authenticated request";
+    settings_.log->report(
+        LogLevel::kWarning, fmt::format("no {}", missing),
+        fmt::format("rendezvous server: closing connection from {}: no {} within {} ms", peer_,
+                    missing, settings_.handshake_timeout.count()));
+  }
   close_now();
 }
 
@@ -103,16 +107,19 @@ void ServerConnection::process_hello() {
   if (unread().size() < wire::kHelloBytes) return;
   auto hello = wire::decode_hello(unread().first(wire::kHelloBytes));
   if (!hello) {
-    KOLO_LOG_WARNING("rendezvous server: closing connection from {}: {}", peer_, hello.error);
+    settings_.log->report(
+        LogLevel::kWarning, hello.error,
+        fmt::format("rendezvous server: closing connection from {}: {}", peer_, hello.error));
     close_now();
     return;
   }
   if (hello.value->role != wire::Role::kClient || hello.value->version != wire::kVersion) {
-    KOLO_LOG_WARNING(
-        "rendezvous server: closing connection from {}: hello is from a {} of "
-        "protocol version {}, expected a client of version {}",
-        peer_, hello.value->role == wire::Role::kServer ? "server" : "client", hello.value->version,
-        wire::kVersion);
+    settings_.log->report(
+        LogLevel::kWarning, "hello of another role or version",
+        fmt::format("rendezvous server: closing connection from {}: hello is from a {} of "
+                    "protocol version {}, expected a client of version {}",
+                    peer_, hello.value->role == wire::Role::kServer ? "server" : "client",
+                    hello.value->version, wire::kVersion));
     close_now();
     return;
   }
@@ -168,7 +175,9 @@ std::optional<ServerConnection::Incoming> ServerConnection::next_request() {
 
 void ServerConnection::reject(const std::string& why, std::optional<uint64_t> reply_to,
                               StatusCode status) {
-  KOLO_LOG_WARNING("rendezvous server: rejected connection from {}: {}; closing it", peer_, why);
+  settings_.log->report(
+      LogLevel::kWarning, why,
+      fmt::format("rendezvous server: rejected connection from {}: {}; closing it", peer_, why));
   // Sent even after a failed MAC: the client cannot verify it (that is the
   // point), but it can tell "you were rejected" from "the server vanished".
   send_error(reply_to.value_or(0), status, why);

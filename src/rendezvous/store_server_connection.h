@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "common/log_limiter.h"
 #include "rendezvous/socket_util.h"
 #include "rendezvous/store_wire.h"
 
@@ -25,6 +26,9 @@ class ServerConnection {
     size_t max_frame_bytes;
     std::chrono::milliseconds handshake_timeout;
     std::chrono::milliseconds close_linger;
+    // Where rejections are logged: one line per kind of problem per
+    // interval, so a flood of bad connections does not flood the log.
+    LogLimiter* log;  // owned by the server, outlives the connection
   };
 
   ServerConnection(UniqueFd fd, std::string peer, const Settings& settings);

@@ -1,5 +1,6 @@
 #include "rendezvous/tcp_store_server.h"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -24,6 +25,8 @@ using net::Clock;
 constexpr std::chrono::milliseconds kCloseLinger{2'000};
 // Pause after accept() fails for lack of resources, instead of spinning.
 constexpr std::chrono::milliseconds kAcceptBackoff{100};
+// Rejected connections are logged once per kind of problem per interval.
+constexpr std::chrono::milliseconds kLogInterval{5'000};
 
 struct ParkedWait {
   uint64_t connection_id;
@@ -73,6 +76,7 @@ class TcpStoreServer::Loop {
   std::thread thread_;
 
   // Everything below is touched only by the server thread.
+  LogLimiter log_{kLogInterval};  // before the connections, which point at it
   MemoryStore data_;
   std::map<uint64_t, std::unique_ptr<ServerConnection>> connections_;
   uint64_t next_connection_id_ = 1;
@@ -114,6 +118,7 @@ Clock::time_point TcpStoreServer::Loop::next_deadline() const {
   for (const auto& [id, connection] : connections_)
     if (auto due = connection->deadline()) next = std::min(next, *due);
   if (accept_resume_ > Clock::now()) next = std::min(next, accept_resume_);
+  if (auto flush = log_.next_flush()) next = std::min(next, *flush);
   return next;
 }
 
@@ -146,6 +151,7 @@ void TcpStoreServer::Loop::poll_once() {
     if (fds[1].revents != 0) accept_all();
   }
   Clock::time_point now = Clock::now();
+  log_.flush(now);
   expire_waiters(now);
   for (auto& [id, connection] : connections_) connection->on_deadline(now);
   drop_closed_connections();
@@ -160,15 +166,16 @@ void TcpStoreServer::Loop::accept_all() {
     if (fd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      KOLO_LOG_WARNING("rendezvous server: accept failed: {}; pausing for {} ms", errno_text(errno),
-                       kAcceptBackoff.count());
+      log_.report(LogLevel::kWarning, "accept failed",
+                  fmt::format("rendezvous server: accept failed: {}; pausing for {} ms",
+                              errno_text(errno), kAcceptBackoff.count()));
       accept_resume_ = Clock::now() + kAcceptBackoff;
       return;
     }
     net::set_no_delay(fd);
     std::string peer = net::describe_address(address, length);
     ServerConnection::Settings settings{options_.secret, options_.max_frame_bytes,
-                                        options_.handshake_timeout, kCloseLinger};
+                                        options_.handshake_timeout, kCloseLinger, &log_};
     uint64_t id = next_connection_id_++;
     auto connection = std::make_unique<ServerConnection>(UniqueFd(fd), peer, settings);
     KOLO_LOG_DEBUG("rendezvous server: connection {} from {}", id, peer);

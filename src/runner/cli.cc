@@ -23,6 +23,10 @@
 namespace kolo::runner {
 namespace {
 
+// The most ranks kolorun starts on this host when no host is named.
+constexpr long kImplicitLocalRanksPerCpu = 8;
+constexpr long kMinImplicitLocalRanks = 64;
+
 bool given(const CLI::App& app, const char* name) {
   return app.get_option(name)->count() > 0;
 }
@@ -120,8 +124,25 @@ void resolve_settings(const CLI::App& app, RawFlags& f, const ConfigFile& file,
 // -H or --hostfile as given; empty when neither is.
 std::vector<HostSlots> fixed_hosts(const CLI::App& app, const RawFlags& f) {
   if (given(app, "--hostfile")) return read_hostfile(f.hostfile);
-  if (!f.hosts.empty()) return parse_host_list(f.hosts);
+  // Given but empty (-H "") is a mistake, not "no hosts given".
+  if (given(app, "--hosts")) return parse_host_list(f.hosts);
   return {};
+}
+
+// Without -H or --hostfile, -np ranks run on this host (horovodrun's
+// localhost:np). An -np far beyond what the host could run is a typo (an
+// extra zero), not a job: it would fork until the system refuses. Asking
+// for localhost:N with -H says it is meant.
+void check_implicit_local_ranks(int np) {
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const int limit = static_cast<int>(
+      std::max<long>(kMinImplicitLocalRanks, kImplicitLocalRanksPerCpu * std::max(cpus, 1L)));
+  if (np > limit)
+    throw InvalidArgument(fmt::format(
+        "-np {} without -H or --hostfile would start {} ranks on this host, which has {} CPUs; "
+        "at most {} are started that way ({} per CPU, at least {}): name the host "
+        "(-H localhost:N) to start more",
+        np, np, cpus, limit, kImplicitLocalRanksPerCpu, kMinImplicitLocalRanks));
 }
 
 // A job of exactly -np ranks on fixed hosts (localhost by default).
@@ -136,7 +157,10 @@ void resolve_fixed(const CLI::App& app, const RawFlags& f, CliResult& result) {
   o.np = f.np;
   if (o.np < 1) throw InvalidArgument(fmt::format("-np must be at least 1, not {}", o.np));
   o.hosts = fixed_hosts(app, f);
-  if (o.hosts.empty()) o.hosts = {{"localhost", o.np}};
+  if (o.hosts.empty()) {
+    check_implicit_local_ranks(o.np);
+    o.hosts = {{"localhost", o.np}};
+  }
   assign_ranks(o.hosts, o.np);  // checks -np against the slots now, before anything starts
 }
 

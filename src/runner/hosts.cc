@@ -13,6 +13,7 @@
 #include "common/errno_text.h"
 #include "common/error.h"
 #include "common/net_interfaces.h"
+#include "common/untrusted_text.h"
 
 namespace kolo::runner {
 namespace {
@@ -43,7 +44,8 @@ int parse_slots(const std::string& text, const std::string& context) {
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-    throw InvalidArgument(fmt::format("{}: slots '{}' is not a number", context, text));
+    throw InvalidArgument(
+        fmt::format("{}: slots '{}' is not a number", context, untrusted_text(text)));
   if (value < 1 || value > kMaxSlots)
     throw InvalidArgument(
         fmt::format("{}: slots must be between 1 and {}, not {}", context, kMaxSlots, value));
@@ -57,23 +59,27 @@ HostSlots parse_host_entry(const std::string& entry, const std::string& context)
   if (!entry.empty() && entry.find('[') != std::string::npos) {
     size_t close = entry.find(']');
     if (close == std::string::npos)
-      throw InvalidArgument(fmt::format("{}: unclosed '[' in '{}'", context, entry));
+      throw InvalidArgument(
+          fmt::format("{}: unclosed '[' in '{}'", context, untrusted_text(entry)));
     host = entry.substr(0, close + 1);
     std::string rest = entry.substr(close + 1);
     if (!rest.empty()) {
       if (rest[0] != ':')
-        throw InvalidArgument(fmt::format("{}: '{}' is not host:slots", context, entry));
+        throw InvalidArgument(
+            fmt::format("{}: '{}' is not host:slots", context, untrusted_text(entry)));
       h.slots = parse_slots(rest.substr(1), context);
     }
   } else if (size_t colon = entry.find(':'); colon != std::string::npos) {
     if (entry.find(':', colon + 1) != std::string::npos)
-      throw InvalidArgument(fmt::format(
-          "{}: '{}' is not host:slots (write IPv6 addresses as [addr]:slots)", context, entry));
+      throw InvalidArgument(
+          fmt::format("{}: '{}' is not host:slots (write IPv6 addresses as [addr]:slots)", context,
+                      untrusted_text(entry)));
     host = entry.substr(0, colon);
     h.slots = parse_slots(entry.substr(colon + 1), context);
   }
   if (!valid_host(host))
-    throw InvalidArgument(fmt::format("{}: '{}' is not a host name", context, host));
+    throw InvalidArgument(
+        fmt::format("{}: '{}' is not a host name", context, untrusted_text(host)));
   h.host = host;
   return h;
 }
@@ -94,7 +100,8 @@ std::vector<HostSlots> parse_host_list(const std::string& text) {
   std::string entry;
   while (std::getline(in, entry, ',')) {
     entry = trim(entry);
-    if (entry.empty()) throw InvalidArgument(fmt::format("-H '{}': empty host entry", text));
+    if (entry.empty())
+      throw InvalidArgument(fmt::format("-H '{}': empty host entry", untrusted_text(text)));
     hosts.push_back(parse_host_entry(entry, "-H"));
   }
   if (hosts.empty()) throw InvalidArgument("-H: no hosts given");
@@ -117,15 +124,16 @@ std::vector<HostSlots> parse_hostfile_text(const std::string& text, const std::s
     std::string first, second, extra;
     words >> first >> second >> extra;
     if (!extra.empty())
-      throw InvalidArgument(fmt::format("{}: expected 'host slots=N', got '{}'", context, line));
+      throw InvalidArgument(
+          fmt::format("{}: expected 'host slots=N', got '{}'", context, untrusted_text(line)));
     HostSlots h = parse_host_entry(first, context);
     if (!second.empty()) {
       if (first.find(':') != std::string::npos && first.front() != '[')
         throw InvalidArgument(
             fmt::format("{}: give slots once, as host:N or host slots=N", context));
       if (second.rfind("slots=", 0) != 0)
-        throw InvalidArgument(
-            fmt::format("{}: expected 'slots=N' after the host, got '{}'", context, second));
+        throw InvalidArgument(fmt::format("{}: expected 'slots=N' after the host, got '{}'",
+                                          context, untrusted_text(second)));
       h.slots = parse_slots(second.substr(6), context);
     }
     hosts.push_back(h);

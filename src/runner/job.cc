@@ -14,14 +14,21 @@
 #include "common/error.h"
 #include "rendezvous/socket_util.h"
 #include "runner/output_mux.h"
+#include "runner/rank_supervisor.h"
 #include "runner/remote_exec.h"
 #include "runner/signal_capture.h"
 
 namespace kolo::runner {
 namespace {
 
-constexpr auto kDrainLimit = std::chrono::seconds(2);    // output after the last exit
-constexpr auto kSshKillDelay = std::chrono::seconds(2);  // for "signal 9" to cross before ssh dies
+constexpr auto kDrainLimit = std::chrono::seconds(2);  // output after the last exit
+// After the SIGKILL deadline, how long a remote helper (the "signal 9"
+// must cross before ssh dies) or a local rank supervisor (ending the rank's
+// tree) gets before its own process group is killed.
+constexpr auto kHelperKillDelay = std::chrono::seconds(2);
+// How long the launch waits for a supervised rank's program to start before
+// it goes on with the next rank anyway (a very slow machine, not a failure).
+constexpr std::chrono::milliseconds kStartWait{10'000};
 
 int ms_until(std::chrono::steady_clock::time_point t) {
   auto left =
@@ -37,6 +44,7 @@ struct Job::Rank {
   std::optional<ChildProcess> process;
   UniqueFd out[2];   // stdout, stderr pipes
   UniqueFd control;  // remote: ssh's stdin
+  UniqueFd started;  // supervised: its stdin, closed by it once the program runs
   std::string control_pending;
   std::optional<ExitStatus> status;
   std::vector<int> signals_sent;  // by this launcher, to tell its own kills from the cause
@@ -89,20 +97,26 @@ void Job::start_one(size_t i) {
   try {
     r.process.emplace(r.launch.spawn);
   } catch (const Error& e) {
-    note(fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank, r.launch.slot.host,
-                     e.what()));
+    const std::string why = fmt::format("cannot start rank {} (host {}): {}", r.launch.slot.rank,
+                                        r.launch.slot.host, e.what());
     r.status = ExitStatus{127, 0};
     result_.ranks[i] = r.status;
     if (controller_ != nullptr) {
+      note(why);
       controller_->on_exit(*this, i);
       return;
     }
-    if (result_.first_failure < 0) result_.first_failure = first_exit_ = static_cast<int>(i);
-    begin_stop(SIGTERM);
+    // The job cannot be whole: run() starts no further rank (a fork that
+    // failed for want of processes or memory fails for the next one too)
+    // and the ones already started are stopped. One line says why.
+    std::string started;
+    if (i > 0) started = fmt::format("; the {} started before it were stopped", i);
+    stop(1, "job failed: " + why + started);
     return;
   }
   r.out[0] = r.process->release_stdout();
   r.out[1] = r.process->release_stderr();
+  if (r.launch.supervised) r.started = r.process->release_stdin();
   if (r.launch.remote) {
     r.control = r.process->release_stdin();
     if (r.control.valid()) {
@@ -185,13 +199,20 @@ void Job::begin_stop(int sig) {
 
 void Job::escalate() {
   kill_at_.reset();
-  bool any_remote = false;
+  bool any_helped = false;
   for (auto& r : ranks_) {
     if (r.status || !r.process) continue;
-    deliver(r, SIGKILL);
-    any_remote |= r.launch.remote;
+    if (r.launch.supervised) {
+      // A SIGKILL of the group would take the supervisor too, before it
+      // ends what left the group; it kills everything itself, then itself.
+      deliver(r, supervisor_kill_signal());
+      r.signals_sent.push_back(SIGKILL);
+    } else {
+      deliver(r, SIGKILL);
+    }
+    any_helped |= r.launch.remote || r.launch.supervised;
   }
-  if (any_remote) ssh_kill_at_ = Clock::now() + kSshKillDelay;
+  if (any_helped) helper_kill_at_ = Clock::now() + kHelperKillDelay;
 }
 
 void Job::on_exit(size_t index) {
@@ -221,6 +242,17 @@ void Job::on_exit(size_t index) {
     result_.first_failure = static_cast<int>(index);
 }
 
+void Job::await_start(size_t index) {
+  Rank& r = ranks_[index];
+  if (!r.launch.supervised || !r.process || r.status || !r.started.valid()) return;
+  // The write end of the supervisor's stdin reports POLLERR once it closed
+  // the read end; the exit fd is readable once it ended.
+  pollfd fds[2] = {{r.started.get(), 0, 0}, {r.process->exit_fd(), POLLIN, 0}};
+  ::poll(fds, 2, static_cast<int>(kStartWait.count()));
+  r.started.reset();
+  if (fds[1].revents != 0) on_exit(index);
+}
+
 void Job::read_output(Rank& r, int which) {
   char buffer[65536];
   ssize_t n = ::read(r.out[which].get(), buffer, sizeof buffer);
@@ -235,8 +267,9 @@ void Job::read_output(Rank& r, int which) {
 }
 
 bool Job::all_reaped() const {
+  // A rank never started (the job stopped before its turn) has nothing to reap.
   for (const auto& r : ranks_)
-    if (!r.status) return false;
+    if (r.process && !r.status) return false;
   return true;
 }
 
@@ -293,7 +326,13 @@ JobResult Job::run() {
   std::optional<Clock::time_point> timeout_at;
   if (options_.job_timeout.count() > 0) timeout_at = Clock::now() + options_.job_timeout;
   running_ = true;
-  for (size_t i = 0, n = ranks_.size(); i < n; ++i) start_one(i);
+  for (size_t i = 0, n = ranks_.size(); i < n && !stopping_; ++i) {
+    start_one(i);
+    // A rank whose program could not be started (its supervisor's fork or
+    // exec was refused: the system is out of processes or memory) stops the
+    // launch here rather than after every other rank was tried.
+    await_start(i);
+  }
 
   enum Kind { kOut = 0, kErr = 1, kExit, kControl, kSignal };
   std::vector<pollfd> fds;
@@ -313,10 +352,11 @@ JobResult Job::run() {
       if (now >= *drain_until_) break;  // a daemon a rank left behind holds the pipe; stop waiting
     }
     if (kill_at_ && now >= *kill_at_) escalate();
-    if (ssh_kill_at_ && now >= *ssh_kill_at_) {
-      ssh_kill_at_.reset();
+    if (helper_kill_at_ && now >= *helper_kill_at_) {
+      helper_kill_at_.reset();
       for (auto& r : ranks_)
-        if (r.launch.remote && !r.status && r.process) r.process->signal_group(SIGKILL);
+        if ((r.launch.remote || r.launch.supervised) && !r.status && r.process)
+          r.process->signal_group(SIGKILL);
     }
     if (timeout_at && !stopping_ && now >= *timeout_at) {
       result_.timed_out = true;
@@ -339,7 +379,7 @@ JobResult Job::run() {
         watch(r.control.get(), POLLOUT, i, kControl);
     }
     int timeout = 1000;  // re-check deadlines at least this often
-    for (const auto& t : {kill_at_, ssh_kill_at_, drain_until_,
+    for (const auto& t : {kill_at_, helper_kill_at_, drain_until_,
                           stopping_ ? std::nullopt : timeout_at, controller_at})
       if (t) timeout = std::min(timeout, ms_until(*t));
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)

@@ -32,6 +32,9 @@ struct RankLaunch {
   bool remote = false;
   SpawnSpec spawn;             // local: the rank itself; remote: the ssh client
   std::string remote_request;  // remote: written to ssh's stdin first (remote_exec.h)
+  // Local, under a rank supervisor (rank_supervisor.h): its stdin is a pipe
+  // it closes once the program runs, which the launch waits for.
+  bool supervised = false;
 };
 
 struct JobOptions {
@@ -105,6 +108,9 @@ class Job {
 
   void start_one(size_t index);
   void on_exit(size_t index);
+  // Waits (bounded) until rank `index`'s program runs or it has ended, and
+  // handles its end: the launch stops at a rank that could not be started.
+  void await_start(size_t index);
   void begin_stop(int sig);
   void escalate();
   void deliver(Rank& rank, int sig);
@@ -123,9 +129,11 @@ class Job {
   std::unique_ptr<OutputMux> mux_;
   JobResult result_;
   bool stopping_ = false;
-  int first_exit_ = -1;                           // the first rank to fail, in time
-  std::optional<Clock::time_point> kill_at_;      // SIGKILL everything still running then
-  std::optional<Clock::time_point> ssh_kill_at_;  // then end remote ranks' ssh clients too
+  int first_exit_ = -1;                       // the first rank to fail, in time
+  std::optional<Clock::time_point> kill_at_;  // SIGKILL everything still running then
+  // Then kill the groups of remote ranks' ssh clients and of local rank
+  // supervisors still there.
+  std::optional<Clock::time_point> helper_kill_at_;
   std::optional<Clock::time_point> drain_until_;  // stop waiting for output then
 };
 

@@ -13,6 +13,7 @@
 #include "runner/check_build.h"
 #include "runner/cli.h"
 #include "runner/launcher.h"
+#include "runner/rank_supervisor.h"
 #include "runner/remote_exec.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,9 @@ int main(int argc, char** argv) {
   // The remote side of an ssh-launched rank (see remote_exec.h).
   if (argc == 2 && std::string(argv[1]) == kRemoteHelperFlag)
     return run_remote_helper(STDIN_FILENO);
+  // Between kolorun and each local rank (see rank_supervisor.h).
+  if (argc >= 2 && std::string(argv[1]) == kRankSupervisorFlag)
+    return run_rank_supervisor(std::vector<std::string>(argv + 2, argv + argc));
 
   CliResult cli =
       parse_command_line(std::vector<std::string>(argv + 1, argv + argc), current_environment());
@@ -36,6 +40,7 @@ int main(int argc, char** argv) {
     case CliResult::Action::kLaunch:
       break;
   }
+  cli.options.supervise_ranks = true;
   try {
     JobResult result = launch(cli.options);
     if (!result.message.empty()) fmt::print(stderr, "kolorun: {}\n", result.message);

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/net_interfaces.h"
 #include "rendezvous/store_auth.h"
+#include "runner/rank_supervisor.h"
 #include "runner/remote_exec.h"
 #include "runner/ssh_command.h"
 
@@ -66,6 +67,11 @@ std::string ssh_target(const std::string& host) {
   return host.substr(0, open) + host.substr(open + 1, host.size() - open - 2);
 }
 
+std::string program_not_found(const std::string& program) {
+  if (program.find('/') == std::string::npos) return fmt::format("{}: command not found", program);
+  return fmt::format("{}: no executable file there", program);
+}
+
 }  // namespace
 
 LaunchContext::LaunchContext(const LaunchOptions& options,
@@ -87,12 +93,12 @@ LaunchContext::LaunchContext(const LaunchOptions& options,
     }
   }
   local_program_ = find_program(options.command[0], path);
-  if (any_local && !local_program_)
-    throw InvalidArgument(fmt::format("{}: command not found", options.command[0]));
+  if (any_local && !local_program_) throw InvalidArgument(program_not_found(options.command[0]));
   ssh_program_ = find_program("ssh", path);
   if (!first_remote.empty() && !ssh_program_)
     throw InvalidArgument("ssh is needed to reach the remote hosts but is not in PATH");
-  helper_ = options.remote_helper.empty() ? self_executable() : options.remote_helper;
+  self_ = self_executable();
+  helper_ = options.remote_helper.empty() ? self_ : options.remote_helper;
 
   first_remote_ = first_remote;
   bind_address_ = "127.0.0.1";
@@ -139,10 +145,16 @@ RankLaunch LaunchContext::make(const RankSlot& slot, int tag, const Environment&
   r.spawn.out = output;
   r.spawn.err = output;
   if (!r.remote) {
-    if (!local_program_)
-      throw InvalidArgument(fmt::format("{}: command not found", options_.command[0]));
+    if (!local_program_) throw InvalidArgument(program_not_found(options_.command[0]));
     r.spawn.argv = options_.command;
     r.spawn.argv[0] = *local_program_;
+    // Under its supervisor, this same executable, which ends whatever the
+    // rank started when the rank or kolorun ends.
+    if (options_.supervise_ranks) {
+      r.spawn.argv.insert(r.spawn.argv.begin(), {self_, kRankSupervisorFlag});
+      r.spawn.in = Stream::pipe();  // closed by the supervisor once the program runs
+      r.supervised = true;
+    }
     r.spawn.env = rank_environment(launcher_env_, slot, endpoint, options_);
     for (const auto& [k, v] : extra) r.spawn.env[k] = v;
   } else {

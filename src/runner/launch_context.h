@@ -55,6 +55,7 @@ class LaunchContext {
   std::string cwd_;
   std::optional<std::string> local_program_;
   std::optional<std::string> ssh_program_;
+  std::string self_;  // this executable
   std::string helper_;
   RendezvousEndpoint rendezvous_;
   std::string bind_address_;

@@ -78,6 +78,9 @@ struct LaunchOptions {
   // Program that runs ranks on remote hosts (kolorun itself, which must be
   // at this path there too); empty: this executable.
   std::string remote_helper;
+  // Local ranks run under a supervisor (rank_supervisor.h), which is this
+  // executable: only kolorun, whose main() runs it, sets this.
+  bool supervise_ranks = false;
 
   // A setting the flags or the file give ("" when they do not).
   std::string setting(const std::string& name) const {

@@ -111,19 +111,29 @@ Environment current_environment() {
   return vars;
 }
 
+namespace {
+
+bool executable_file(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+         ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
 std::optional<std::string> find_program(const std::string& name, const std::string& path_variable) {
   if (name.empty()) return std::nullopt;
-  if (name.find('/') != std::string::npos) return name;
+  // A path is not looked up, but it must still lead to a program: else the
+  // exec fails in every rank, a failed job instead of a wrong command line.
+  if (name.find('/') != std::string::npos)
+    return executable_file(name) ? std::optional<std::string>(name) : std::nullopt;
   size_t start = 0;
   while (start <= path_variable.size()) {
     size_t end = path_variable.find(':', start);
     if (end == std::string::npos) end = path_variable.size();
     std::string dir = path_variable.substr(start, end - start);
     std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    struct stat info {};
-    if (::stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
+    if (executable_file(candidate)) return candidate;
     start = end + 1;
   }
   return std::nullopt;

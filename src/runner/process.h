@@ -23,7 +23,7 @@ using Environment = std::map<std::string, std::string>;
 // This process's environment as a map.
 Environment current_environment();
 
-// `name` as an absolute or relative path if it contains '/', else the first
+// `name` itself if it contains '/' and is an executable file, else the first
 // executable match in `path_variable` (colon-separated). nullopt if none.
 std::optional<std::string> find_program(const std::string& name, const std::string& path_variable);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "common/errno_text.h"
 #include "common/error.h"
 #include "common/machine.h"
+#include "runner/rank_supervisor.h"
 
 namespace kolo::runner {
 namespace {
@@ -174,13 +176,19 @@ int run_remote_helper(int in_fd) {
   spec.env = std::move(env);
   spec.cwd = request.cwd;
   spec.in = Stream::null();
+  // As the local rank supervisor (rank_supervisor.h): processes the rank
+  // starts that leave its group come back to this helper when orphaned, and
+  // are ended with the rank.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ChildProcess rank(spec);
 
   bool input_open = true;
   std::optional<SteadyClock::time_point> kill_at;
   while (true) {
-    if (auto status = rank.poll_exit())
+    if (auto status = rank.poll_exit()) {
+      kill_descendants();
       return status->signal != 0 ? 128 + status->signal : status->code;
+    }
     pollfd fds[2] = {{rank.exit_fd(), POLLIN, 0}, {input_open ? in_fd : -1, POLLIN, 0}};
     int timeout = -1;
     if (kill_at) {

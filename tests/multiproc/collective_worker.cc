@@ -6,6 +6,7 @@
 // failure it checks that a later operation fails at once with the same
 // root cause.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +64,9 @@ int run_engine(const Config& config, size_t count, long iterations) {
 
 int main() {
   using namespace kolo;
+  // Tests that stop or kill one rank under kolorun find it by this line.
+  fmt::print("pid {}\n", ::getpid());
+  std::fflush(stdout);
   try {
     Config config = Config::FromEnv();
     const char* count_env = std::getenv("KOLO_TEST_COUNT");

@@ -225,6 +225,35 @@ TEST_F(KolorunTest, KilledLauncherTakesItsRanksWithIt) {
   }
 }
 
+// A frozen rank (SIGSTOP) never exits; the healthy ranks that notice it exit
+// first. kolorun's last line names what they reported, not the first of
+// them to exit.
+TEST_F(KolorunTest, FrozenRankIsNamedInTheLastLineNotTheFirstRankToExit) {
+  auto p = start({"-np", "3", KOLO_BIN_DIR "/collective_worker"},
+                 {{"KOLO_TEST_MODE", "engine"}, {"KOLO_PEER_TIMEOUT_SECONDS", "2"}});
+  wait_for_text(*p, "iteration 3 ok", 3);
+  const std::string out = p->stdout_text();
+  const size_t line = out.find("[2]<stdout>:pid ");
+  ASSERT_NE(line, std::string::npos) << out;
+  const pid_t frozen = std::stoi(out.substr(line + std::string("[2]<stdout>:pid ").size()));
+  ASSERT_EQ(::kill(frozen, SIGSTOP), 0);
+  auto status = p->wait_for(30s);
+  ASSERT_TRUE(status.has_value()) << "kolorun still running 30 s after rank 2 froze\n"
+                                  << p->stderr_text();
+  EXPECT_EQ(status->code, 1);
+  const std::string err = p->stderr_text();
+  const size_t last = err.rfind("kolorun: ");
+  ASSERT_NE(last, std::string::npos) << err;
+  const std::string last_line = err.substr(last);
+  EXPECT_NE(last_line.find("job failed: rank "), std::string::npos) << err;
+  // The report may have passed through another rank ("rank 0 reports: rank 1
+  // aborted: rank 2 ... stopped answering"); the cause is in it either way.
+  EXPECT_NE(last_line.find(" reports: "), std::string::npos) << err;
+  EXPECT_NE(last_line.find("rank 2 (host localhost) stopped answering"), std::string::npos) << err;
+  EXPECT_NE(last_line.find("; the first to exit was rank "), std::string::npos) << err;
+  EXPECT_FALSE(alive(frozen));
+}
+
 TEST_F(KolorunTest, OutputFilenameWritesPerRankFiles) {
   std::string dir = ::testing::TempDir() + "/run-kolorun-out-" + std::to_string(::getpid());
   std::string out, err;

@@ -3,6 +3,7 @@
 // names it, within the configured timeout — never hang.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "rendezvous/store_auth.h"
@@ -36,8 +37,12 @@ class PeerFailureTest : public ::testing::Test {
           {"KOLO_TEST_COUNT", "262144"},
       };
       for (const auto& [k, v] : extra) env[k] = v;
+      // Per test: a file left by an earlier test of this process would
+      // show its "iteration 3 ok" before this rank has started.
+      std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      std::replace(test.begin(), test.end(), '/', '_');  // parameterized: "Finish/0"
       std::string prefix = ::testing::TempDir() + "/peer_failure_" + std::to_string(::getpid()) +
-                           "_rank" + std::to_string(r);
+                           "_" + test + "_rank" + std::to_string(r);
       ranks_.push_back(std::make_unique<ChildProcess>(
           std::vector<std::string>{KOLO_BIN_DIR "/collective_worker"}, env, prefix));
     }
@@ -63,7 +68,8 @@ class PeerFailureTest : public ::testing::Test {
       if (r == victim) continue;
       auto status = ranks_[r]->wait_for(limit);
       ASSERT_TRUE(status.has_value()) << "rank " << r << " still running " << limit.count()
-                                      << " ms after rank " << victim << " failed";
+                                      << " ms after rank " << victim << " failed\n"
+                                      << ranks_[r]->stdout_text() << ranks_[r]->stderr_text();
       EXPECT_EQ(status->code, 3) << "rank " << r << " " << status->describe() << "\n"
                                  << ranks_[r]->stderr_text();
       std::string err = ranks_[r]->stderr_text();
@@ -120,6 +126,21 @@ TEST_F(PeerFailureTest, EngineRankKilledMidStepFailsSurvivorsWithRankHostAndTens
 
 TEST_F(PeerFailureTest, EngineRankStoppedFailsSurvivorsWithinThePeerTimeout) {
   start_ranks(3, "60", {{"KOLO_TEST_MODE", "engine"}, {"KOLO_PEER_TIMEOUT_SECONDS", "2"}});
+  wait_until_running();
+  ranks_[2]->signal(SIGSTOP);
+  expect_survivors_fail(2, 15s, "rank 2 (host");
+  ranks_[2]->signal(SIGKILL);
+}
+
+TEST_F(PeerFailureTest, EngineRankStoppedFailsSurvivorsWithinTheStallShutdownTime) {
+  // The peer timeout alone would take 10 minutes: the stall inspector's
+  // shutdown time applies to a frozen rank too, which answers no
+  // negotiation and so is never seen as a stalled tensor.
+  start_ranks(3, "900",
+              {{"KOLO_TEST_MODE", "engine"},
+               {"KOLO_PEER_TIMEOUT_SECONDS", "600"},
+               {"KOLO_STALL_CHECK_TIME_SECONDS", "1"},
+               {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2"}});
   wait_until_running();
   ranks_[2]->signal(SIGSTOP);
   expect_survivors_fail(2, 15s, "rank 2 (host");

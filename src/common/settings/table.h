@@ -170,7 +170,8 @@ inline constexpr Spec kTable[] = {
          "b) stopped answering: nothing received for 30.0 s\"), failing every rank; heartbeats "
          "go out on any connection idle for a sixth of this (at most 1 s), so only a stopped or "
          "unreachable process is ever that quiet. Keep it below `KOLO_TIMEOUT_SECONDS`, so the "
-         "stopped rank is blamed rather than a healthy rank waiting on it"},
+         "stopped rank is blamed rather than a healthy rank waiting on it. A stall shutdown "
+         "time (`KOLO_STALL_SHUTDOWN_TIME_SECONDS`) shorter than this takes its place"},
     {.name = "KOLO_SOCKET_BUFFER_BYTES",
      .kind = Kind::kSize,
      .fallback = "4M",
@@ -474,8 +475,9 @@ inline constexpr Spec kTable[] = {
      .section = kEngine,
      .description = "a tensor some ranks have submitted and others have not for this long "
                     "fails on the ranks that submitted it, naming the missing ranks; the engine "
-                    "goes on (Horovod shuts down); must be 0 (never) or at least the warning "
-                    "time",
+                    "goes on (Horovod shuts down). A frozen rank, which answers no negotiation, "
+                    "is caught too: a peer silent this long is declared lost, as after "
+                    "`KOLO_PEER_TIMEOUT_SECONDS`. Must be 0 (never) or at least the warning time",
      .flag = {.form = Form::kValue,
               .names = "--stall-check-shutdown-time-seconds",
               .value_name = "SECONDS",

@@ -5,11 +5,16 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
+#include "common/log_limiter.h"
 #include "common/settings/values.h"
+#include "common/untrusted_text.h"
 #include "rendezvous/elastic_protocol.h"
 #include "rendezvous/tcp_store_client.h"
 #include "runner/elastic/host_discovery.h"
@@ -36,12 +41,28 @@ constexpr auto kJoinMargin = std::chrono::seconds(30);
 // A worker left out of a round gets this long to ask to join (and be told
 // to leave, which lets it exit cleanly) before it is stopped.
 constexpr auto kLeaveGrace = std::chrono::seconds(5);
+// A discovery script that fails anew at every run is reported this seldom.
+constexpr auto kDiscoveryLogInterval = std::chrono::seconds(10);
 
 Assignment refusal(Assignment::Kind kind, std::string reason) {
   Assignment a;
   a.kind = kind;
   a.reason = std::move(reason);
   return a;
+}
+
+// What kind of failure a discovery error is, without what varies between
+// runs of a script printing garbage: the words before the first ':', less
+// quoted text and numbers ("line  " for any bad output line, "exited with
+// code " for a failing script).
+std::string problem_kind(std::string_view error) {
+  std::string kind;
+  bool quoted = false;
+  for (char c : error.substr(0, error.find(':'))) {
+    if (c == '\'') quoted = !quoted;
+    if (!quoted && c != '\'' && !std::isdigit(static_cast<unsigned char>(c))) kind += c;
+  }
+  return kind;
 }
 
 std::string seconds_text(std::chrono::milliseconds d) {
@@ -81,6 +102,8 @@ class ElasticDriver : public JobController {
   void poll_arrivals(Job& job);
   int64_t pending_joins(const Worker& w);
   void form_round(Job& job, Clock::time_point now);
+  // The current round is over: a new one forms, and its members learn why.
+  void give_up_round(const std::string& reason);
   void publish_round(Job& job, const RoundPlan& plan);
   void start_worker(Job& job, const PlannedMember& member);
   void answer(Worker& w, const Assignment& a);
@@ -101,6 +124,11 @@ class ElasticDriver : public JobController {
   HostRegistry registry_;
   bool hosts_known_ = false;
   std::string last_discovery_error_;
+  // Discovery failures, limited; the lines wait here for a Job to note them.
+  std::vector<std::string> discovery_notes_;
+  LogLimiter discovery_log_{kDiscoveryLogInterval, [this](LogLevel, std::string_view line) {
+                              discovery_notes_.emplace_back(line);
+                            }};
 
   std::vector<Worker> workers_;
   int next_worker_id_ = 0;
@@ -172,12 +200,25 @@ void ElasticDriver::on_exit(Job& job, size_t index) {
   // Survivors notice a dead peer at once and ask to join again; the driver
   // may see that before the death itself, and the death is what the user
   // wants to read as the reason.
-  if (!forming_ || reason_is_a_rejoin_) {
-    if (!forming_) forming_since_.reset();
-    forming_ = true;
-    forming_reason_ = fmt::format("{} failed", describe(*w));
-    reason_is_a_rejoin_ = false;
+  const std::string reason = fmt::format("{} failed", describe(*w));
+  if (!forming_) {
+    give_up_round(reason);
+  } else if (reason_is_a_rejoin_) {
+    forming_reason_ = reason;
   }
+  reason_is_a_rejoin_ = false;
+}
+
+void ElasticDriver::give_up_round(const std::string& reason) {
+  forming_ = true;
+  forming_since_.reset();
+  forming_reason_ = reason;
+  // Members may still be meeting their peers (a member can die a moment
+  // after it was placed): they watch this key instead of waiting the start
+  // timeout out for an address that will never come.
+  if (round_ > 0)
+    store_.set(protocol::round_over_key(round_),
+               rendezvous::to_bytes(fmt::format("kolorun gave round {} up: {}", round_, reason)));
 }
 
 // Counts the failure against the worker's host and says what follows. Only
@@ -224,10 +265,15 @@ void ElasticDriver::poll_hosts(Job& job, Clock::time_point now) {
     }
   } else if (auto result = discovery_->take()) {
     if (!result->ok) {
+      // A script failing the same way is reported once; one failing anew at
+      // every run (changing garbage) once per interval, with a count.
       if (result->error != last_discovery_error_)
-        job.note(fmt::format("host discovery script '{}' failed: {} (retrying every {})",
-                             elastic_.discovery_script, result->error,
-                             seconds_text(elastic_.discovery_interval)));
+        discovery_log_.report(
+            LogLevel::kWarning, problem_kind(result->error),
+            fmt::format("host discovery script '{}' failed: {} (retrying every {})",
+                        untrusted_text(elastic_.discovery_script, 200), result->error,
+                        seconds_text(elastic_.discovery_interval)),
+            now);
       last_discovery_error_ = result->error;
       hosts_known_ = true;  // known to be none for now: the --min-np wait starts
     } else {
@@ -238,6 +284,8 @@ void ElasticDriver::poll_hosts(Job& job, Clock::time_point now) {
       hosts_known_ = true;
     }
   }
+  discovery_log_.flush(now);
+  for (const std::string& line : std::exchange(discovery_notes_, {})) job.note(line);
   const HostChanges cooled = registry_.refresh(now);
   changes.added.insert(changes.added.end(), cooled.added.begin(), cooled.added.end());
   changes.removed.insert(changes.removed.end(), cooled.removed.begin(), cooled.removed.end());
@@ -289,9 +337,7 @@ void ElasticDriver::poll_arrivals(Job& job) {
     // A member asking again left its round (an error, or a host update):
     // the round is over for everyone.
     if (w.in_round && !forming_) {
-      forming_ = true;
-      forming_since_.reset();
-      forming_reason_ = fmt::format("{} left its round", describe(w));
+      give_up_round(fmt::format("{} left its round", describe(w)));
       reason_is_a_rejoin_ = true;
     }
   }
@@ -391,7 +437,8 @@ void ElasticDriver::below_min_np(Job& job, int possible, Clock::time_point now) 
     return;
   }
   if (!below_min_since_) {
-    below_min_since_ = now;
+    // The wait began when the round began to form, not when the hosts came.
+    below_min_since_ = forming_since_.value_or(now);
     std::string what = discovery_ != nullptr ? "for the host discovery script to report more hosts"
                                              : "for a blacklisted host's cooldown to end";
     if (discovery_ != nullptr && cooldown_end) what += " or a blacklisted host's cooldown to end";
@@ -457,8 +504,17 @@ Clock::time_point ElasticDriver::on_tick(Job& job, Clock::time_point now) {
       job.signal(w.job_index, SIGTERM);
     }
   try {
+    // --elastic-timeout counts from when the round began to form, also while
+    // no host list has come yet (a hanging discovery script).
+    if (forming_ && !forming_since_) forming_since_ = now;
     poll_hosts(job, now);
     if (job.stopping()) return now + kIdleTick;
+    if (forming_ && !hosts_known_ && now - *forming_since_ >= elastic_.timeout) {
+      fail(job, fmt::format("the host discovery script listed no hosts within {} "
+                            "(--elastic-timeout): its first run has not finished",
+                            seconds_text(elastic_.timeout)));
+      return now + kIdleTick;
+    }
     poll_arrivals(job);
     if (forming_ && !finishing_ && hosts_known_ && !job.stopping()) form_round(job, now);
   } catch (const InvalidArgument& e) {

@@ -12,6 +12,7 @@
 
 #include "common/errno_text.h"
 #include "common/error.h"
+#include "common/untrusted_text.h"
 #include "runner/process.h"
 
 namespace kolo::runner::elastic {
@@ -34,12 +35,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
-}
-
-// Garbage output may be one enormous line; an error message quotes its start.
-std::string shorten(std::string_view s, size_t limit) {
-  if (s.size() <= limit) return std::string(s);
-  return std::string(s.substr(0, limit)) + "...";
 }
 
 // The same characters hosts.cc accepts: the name ends up on an ssh command
@@ -78,7 +73,7 @@ class LineParser {
 
   [[noreturn]] void fail(std::string_view problem) const {
     throw InvalidArgument(
-        fmt::format("line {} '{}': {}", number_, shorten(line_, kQuoteLimit), problem));
+        fmt::format("line {} '{}': {}", number_, untrusted_text(line_, kQuoteLimit), problem));
   }
 
  private:
@@ -88,7 +83,7 @@ class LineParser {
       if (is_space(c)) fail("whitespace inside the host name");
     bool valid = host.front() != '-' && host.size() <= 255;
     for (char c : host) valid = valid && is_host_char(c);
-    if (!valid) fail(fmt::format("'{}' is not a host name", shorten(host, kQuoteLimit)));
+    if (!valid) fail(fmt::format("'{}' is not a host name", untrusted_text(host, kQuoteLimit)));
   }
 
   int parse_slots(std::string_view text) const {
@@ -120,7 +115,7 @@ std::string last_nonempty_line(std::string_view text) {
   while (!text.empty()) {
     size_t start = text.find_last_of('\n');
     std::string_view line = trim(start == std::string_view::npos ? text : text.substr(start + 1));
-    if (!line.empty()) return shorten(line, kStderrLineLimit);
+    if (!line.empty()) return untrusted_text(line, kStderrLineLimit);
     if (start == std::string_view::npos) break;
     text = text.substr(0, start);
   }

@@ -1,5 +1,7 @@
 #include "transport/tcp/tcp_settings.h"
 
+#include <algorithm>
+
 namespace kolo::transport::tcp {
 
 TcpOptions tcp_options_from(const settings::Values& v) {
@@ -15,6 +17,13 @@ TcpOptions tcp_options_from(const settings::Values& v) {
   tcp.connect_timeout = v.duration<milliseconds>("KOLO_START_TIMEOUT");
   tcp.op_timeout = v.duration<milliseconds>("KOLO_TIMEOUT_SECONDS");
   tcp.peer_timeout = v.duration<milliseconds>("KOLO_PEER_TIMEOUT_SECONDS");
+  // A rank silent for the stall shutdown time (a frozen process, which
+  // submits nothing and answers no negotiation) is a stall the user asked to
+  // end then: the negotiation waits on it, so the stall inspector never
+  // sees it, but its silence is seen here.
+  const auto stall_shutdown = v.duration<milliseconds>("KOLO_STALL_SHUTDOWN_TIME_SECONDS");
+  if (!v.boolean("KOLO_STALL_CHECK_DISABLE") && stall_shutdown.count() > 0)
+    tcp.peer_timeout = std::min(tcp.peer_timeout, stall_shutdown);
   tcp.socket_buffer_bytes = v.bytes("KOLO_SOCKET_BUFFER_BYTES");
   tcp.spin = microseconds(v.integer("KOLO_SPIN_MICROSECONDS"));
   tcp.streams = static_cast<int>(v.integer("KOLO_TCP_STREAMS"));

@@ -23,7 +23,9 @@ the state holds after the reset, before the next sync.
 
 Options to make workers fail: --kill WORKER:STEP (repeatable) SIGKILLs
 worker WORKER when it is about to run step STEP+1 (after committing STEP),
-at most once per worker id (a marker file in OUTDIR); --fail-at-once exits
+at most once per worker id (a marker file in OUTDIR); --die-at-rejoin
+WORKER:MS SIGKILLs worker WORKER MS milliseconds after it starts to join its
+second round (while the round forms or its members meet); --fail-at-once exits
 1 before doing anything (--fail-on-host HOST: only on that host); --step-sleep sleeps before every step, so a test
 can change the discovered hosts while the job runs.
 """
@@ -34,6 +36,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 
 import torch
@@ -50,6 +53,7 @@ def parse_args():
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--step-sleep", type=float, default=0.0)
     parser.add_argument("--kill", action="append", default=[], metavar="WORKER:STEP")
+    parser.add_argument("--die-at-rejoin", default="", metavar="WORKER:MS")
     parser.add_argument("--fail-at-once", action="store_true")
     parser.add_argument("--fail-on-host", default="",
                         help="exit 1 at once when started on this host (KOLO_HOSTNAME)")
@@ -71,6 +75,21 @@ kills = {}
 for spec in args.kill:
     w, s = spec.split(":")
     kills[int(w)] = int(s)
+
+if args.die_at_rejoin and int(args.die_at_rejoin.split(":")[0]) == worker:
+    # Every join goes through runtime().init (hvd.init, then elastic.run's
+    # rejoin); the second one arms the kill.
+    delay = int(args.die_at_rejoin.split(":")[1]) / 1000.0
+    join_once = runtime().init
+    joins = []
+
+    def join_then_die(*a, **k):
+        joins.append(time.monotonic())
+        if len(joins) == 2:
+            threading.Timer(delay, os.kill, (os.getpid(), signal.SIGKILL)).start()
+        return join_once(*a, **k)
+
+    runtime().init = join_then_die
 
 torch.set_num_threads(1)
 torch.manual_seed(0)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from elastic_job import LOOPBACK_HOSTS, assert_line, describe_logs, events, read_logs
+from elastic_job import LOOPBACK_HOSTS, Job, assert_line, describe_logs, events, read_logs
 from test_elastic import (check_commits_agree, check_finished_together, start,  # noqa: F401
                           stop_jobs)
 
@@ -101,6 +101,53 @@ def test_with_a_discovery_script_the_job_says_what_it_waits_for(tmp_path, stop_j
                      f"blacklisted: {bad})")
     assert_line(job, "kolorun: job failed: fewer than --min-np 2 workers were possible for 12 s "
                      f"(usable slots: 1; blacklisted: {bad})")
+
+
+@pytest.mark.parametrize("delay_ms", [2, 6, 12, 25, 50])
+def test_a_worker_dying_as_the_next_round_forms_does_not_stall_the_others(
+        tmp_path, stop_jobs, delay_ms):
+    # Worker 3 is killed at step 5; worker 2 dies `delay_ms` into its rejoin,
+    # at some moment of the round's forming and its members' meeting. A
+    # member placed in the round and then lost used to leave the others
+    # waiting KOLO_START_TIMEOUT (60 s) for its address; the job must go on.
+    job, rc, logs, context = run_to_end(
+        tmp_path, stop_jobs, ["-np", "4", "--min-np", "2", "--elastic-timeout", ELASTIC_TIMEOUT,
+                              "-H", "localhost:4"],
+        "--epochs", 2, "--kill", "3:5", "--die-at-rejoin", f"2:{delay_ms}")
+    assert rc == 0, context
+    assert job.ended - job.started < 30, context
+    check_commits_agree(logs, context)
+
+
+def run_with_discovery(tmp_path, stop_jobs, script_text, elastic_timeout):
+    """A job of no engine work (`true`) whose hosts come from `script_text`,
+    run to its end; returns (job, exit code)."""
+    script = tmp_path / "discover.sh"
+    script.write_text(script_text)
+    job = Job(["-np", "2", "--min-np", "2", "--elastic-timeout", str(elastic_timeout),
+               "--host-discovery-script", f"sh {script}", "true"], tmp_path)
+    stop_jobs.append(job)
+    return job, job.wait()
+
+
+def test_a_hanging_discovery_script_does_not_push_the_elastic_timeout_out(tmp_path, stop_jobs):
+    job, rc = run_with_discovery(tmp_path, stop_jobs, "sleep 600\n", 3)
+    assert rc != 0, job.report()
+    assert job.ended - job.started < 3 + 4, job.report()
+    assert_line(job, "kolorun: job failed: the host discovery script listed no hosts within 3 s "
+                     "(--elastic-timeout): its first run has not finished")
+
+
+def test_discovery_output_of_changing_garbage_is_reported_seldom_short_and_escaped(
+        tmp_path, stop_jobs):
+    job, rc = run_with_discovery(tmp_path, stop_jobs, "head -c 3000 /dev/urandom\n", 5)
+    assert rc != 0, job.report()
+    failures = [line for line in job.kolorun_lines() if "host discovery script '" in line]
+    # One run a second for 5 s, each failing differently: one line, not five.
+    assert len(failures) == 1, job.report()
+    assert len(failures[0]) < 400, failures[0]
+    printable = set(range(0x20, 0x7f)) | {0x0a}
+    assert all(b in printable for b in job.stderr().encode()), job.report()
 
 
 if __name__ == "__main__":

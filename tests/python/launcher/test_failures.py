@@ -71,3 +71,25 @@ def test_survivors_name_the_lost_rank_by_the_host_given_to_kolorun(tmp_path):
         outcome = (tmp_path / f"rank{rank}.txt").read_text()
         assert outcome.startswith("KoloInternalError"), outcome
         assert "rank 1 (host 127.0.0.2)" in outcome, outcome
+
+
+@pytest.mark.parametrize("np_", [1, 2])
+@pytest.mark.parametrize("where", ["missing directory", "a directory", "no permission"])
+def test_unwritable_timeline_path_fails_init_naming_it(tmp_path, np_, where):
+    if where == "missing directory":
+        path = tmp_path / "missing" / "timeline.json"
+    elif where == "a directory":
+        path = tmp_path
+    elif os.geteuid() == 0:
+        path = "/proc/self/timeline.json"  # root may write anywhere else
+    else:
+        readonly = tmp_path / "readonly"
+        readonly.mkdir(mode=0o555)
+        path = readonly / "timeline.json"
+    job = subprocess.run([kolorun(), "-np", str(np_), "--timeline-filename", str(path),
+                          sys.executable, "-c", "import kolo.numpy as hvd; hvd.init()"],
+                         capture_output=True, text=True, timeout=120)
+    assert job.returncode == 1, job.stderr
+    assert f"timeline: cannot open '{path}'" in job.stderr, job.stderr
+    assert "terminate called" not in job.stderr, job.stderr
+    assert "signal 6" not in job.stderr, job.stderr

@@ -53,6 +53,17 @@ TEST(ConfigTcp, StreamsAndStripeBytesFromTheEnvironment) {
   EXPECT_EQ(tcp_from_env().streams, 16);
 }
 
+TEST(ConfigTcp, TheStallShutdownTimeBoundsHowLongAPeerMayBeSilent) {
+  using std::chrono::seconds;
+  ScopedVar peer("KOLO_PEER_TIMEOUT_SECONDS", "600");
+  EXPECT_EQ(tcp_from_env().peer_timeout, seconds(600));  // no stall shutdown: the peer timeout
+  ScopedVar warning("KOLO_STALL_CHECK_TIME_SECONDS", "5");
+  ScopedVar shutdown("KOLO_STALL_SHUTDOWN_TIME_SECONDS", "10");
+  EXPECT_EQ(tcp_from_env().peer_timeout, seconds(10));
+  ScopedVar disabled("KOLO_STALL_CHECK_DISABLE", "1");
+  EXPECT_EQ(tcp_from_env().peer_timeout, seconds(600));
+}
+
 TEST(ConfigTcp, BadValuesNameTheVariable) {
   for (const char* value : {"0", "-2", "17", "many", "2.5"}) {
     std::string what = rejection("KOLO_TCP_STREAMS", value);

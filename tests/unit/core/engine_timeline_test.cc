@@ -2,6 +2,7 @@
 // is valid JSON after shutdown, and it can be started and stopped at run
 // time.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/error.h"
+#include "rendezvous/memory_store.h"
 #include "support/engine_ranks.h"
 
 namespace kolo::core {
@@ -116,6 +119,33 @@ TEST(EngineTimeline, StartedAndStoppedAtRunTime) {
   EXPECT_EQ(names.count("ALLREDUCE"), 1u);
   EXPECT_EQ(names.count("CYCLE_START"), 0u);
   std::remove(path.c_str());
+}
+
+// A timeline path that cannot be written fails the engine's start with an
+// error naming the path. It used to abort the process ("terminate called
+// without an active exception"): the background thread was already running
+// when the timeline threw, and the unwinding destroyed it unjoined.
+TEST(EngineTimeline, UnwritablePathAtStartIsAnErrorNamingIt) {
+  const std::string dir = temp_path("dir");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::vector<std::string> unwritable = {
+      temp_path("missing") + "/timeline.json",  // a directory that does not exist
+      dir,                                      // a directory
+      "/proc/self/kolo-timeline.json",          // where nobody may create files, root included
+  };
+  for (const auto& path : unwritable) {
+    Config config = testing::engine_config(0, 1);
+    config.engine.timeline_path = path;
+    EngineOptions options;
+    options.store = std::make_shared<rendezvous::MemoryStore>();
+    try {
+      Engine engine(config, std::move(options));
+      ADD_FAILURE() << "the engine started with the timeline at " << path;
+    } catch (const IoError& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + path + "'"), std::string::npos) << e.what();
+    }
+  }
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

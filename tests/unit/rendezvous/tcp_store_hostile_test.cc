@@ -80,6 +80,28 @@ TEST(TcpStoreHostile, GarbageInsteadOfAHelloClosesOnlyThatConnection) {
   neighbour.expect_unharmed();
 }
 
+// A flood of bad connections is logged as one line per kind of problem
+// per interval, not a line each (it was thousands of lines in seconds).
+TEST(TcpStoreHostile, AFloodOfBadConnectionsIsLoggedOnceWithACount) {
+  ::testing::internal::CaptureStderr();
+  {
+    TcpStoreServer server(server_options());
+    for (int i = 0; i < 200; ++i) {
+      RawClient raw(server.port());
+      raw.send(Bytes(200, 0xAB));
+      EXPECT_TRUE(raw.closed_within(2s));
+    }
+  }
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  int lines = 0;
+  for (size_t pos = log.find("rendezvous server: closing connection from");
+       pos != std::string::npos;
+       pos = log.find("rendezvous server: closing connection from", pos + 1))
+    ++lines;
+  EXPECT_GE(lines, 1) << log;
+  EXPECT_LE(lines, 2) << log;  // 2 if the 200 took over the 5 s interval
+}
+
 TEST(TcpStoreHostile, GarbageAfterTheHandshakeIsAnsweredAndClosed) {
   TcpStoreServer server(server_options());
   GoodNeighbour neighbour(server.port());

@@ -146,8 +146,14 @@ TEST(DiscoveryOutputTest, ErrorsNameTheLineAndItsText) {
 TEST(DiscoveryOutputTest, AVeryLongBadLineIsShortenedInTheMessage) {
   std::string message = parse_error(std::string(100000, 'x') + " y");
   EXPECT_EQ(message.rfind("line 1 'xxxx", 0), 0u) << message;
-  EXPECT_NE(message.find("...': whitespace inside the host name"), std::string::npos) << message;
+  EXPECT_NE(message.find("... (100002 bytes)': whitespace inside the host name"), std::string::npos)
+      << message;
   EXPECT_LT(message.size(), 200u);
+}
+
+TEST(DiscoveryOutputTest, BinaryGarbageIsEscapedInTheMessage) {
+  std::string message = parse_error(std::string("\x1b\xff\x01host", 7));
+  EXPECT_EQ(message, "line 1 '\\x1b\\xff\\x01host': '\\x1b\\xff\\x01host' is not a host name");
 }
 
 TEST(DiscoveryOutputTest, DefaultSlotsMustBePositive) {

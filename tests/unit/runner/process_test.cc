@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -97,7 +99,16 @@ TEST(ProcessTest, DestructorKillsTheWholeGroup) {
 
 TEST(ProcessTest, FindProgramSearchesPath) {
   EXPECT_EQ(find_program("sh", "/nonexistent:/bin"), "/bin/sh");
-  EXPECT_EQ(find_program("./x", ""), "./x");
+  // A path is taken as it is, but only when it leads to an executable file.
+  EXPECT_EQ(find_program("/bin/sh", ""), "/bin/sh");
+  EXPECT_FALSE(find_program("./run-no-such-program", "/bin").has_value());
+  const std::string plain =
+      ::testing::TempDir() + "/find-program-plain-" + std::to_string(::getpid());
+  { std::ofstream(plain) << "not a program\n"; }
+  ::chmod(plain.c_str(), 0644);
+  EXPECT_FALSE(find_program(plain, "").has_value());   // not executable
+  EXPECT_FALSE(find_program("/tmp", "").has_value());  // a directory
+  std::remove(plain.c_str());
   EXPECT_FALSE(find_program("run-no-such-program", "/bin:/usr/bin").has_value());
 }
 
