@@ -3,10 +3,12 @@
 // its process, and the others find it through what the launcher offers:
 // - every rank on one host: a private file (rendezvous_file.h), with a
 //   secret rank 0 makes;
-// - across hosts: the host the launcher names for rank 0 (torchrun's
+// - across hosts under an MPI launcher whose MPI the plugin can join: MPI
+//   carries rank 0's address, port and secret (store_over_mpi.h);
+// - across hosts otherwise: the host the launcher names for rank 0 (torchrun's
 //   MASTER_ADDR, a Slurm step's first node) and a port (KOLO_RENDEZVOUS_PORT,
 //   else torchrun's MASTER_PORT + 1 or a Slurm reserved port), with the
-//   secret the user gives every rank in KOLO_SECRET: no launcher here has a
+//   secret the user gives every rank in KOLO_SECRET: these launchers have no
 //   private channel to carry one, and the store refuses to run without one.
 // Anything else is an error that says which variables would make it work.
 #pragma once

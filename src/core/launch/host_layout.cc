@@ -17,12 +17,18 @@ std::string host_key(int rank) {
   return fmt::format("launch/machine/{}", rank);
 }
 
+// This machine, as far as the launcher tells machines apart too.
+std::string machine_of_this_rank(const ForeignLauncher& launcher) {
+  const std::string machine = machine_identity();
+  return launcher.node_key.empty() ? machine : fmt::format("{} {}", machine, launcher.node_key);
+}
+
 }  // namespace
 
 void complete_foreign_layout(rendezvous::Store& store, Config& config) {
   RankLayout& layout = config.layout;
   const ForeignLauncher& launcher = *config.foreign_launcher;
-  store.set(host_key(layout.rank), rendezvous::to_bytes(machine_identity()));
+  store.set(host_key(layout.rank), rendezvous::to_bytes(machine_of_this_rank(launcher)));
   std::vector<std::string> keys;
   for (int r = 0; r < layout.size; ++r) keys.push_back(host_key(r));
   try {
