@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "core/launch/openmpi_nodes.h"
 
 namespace kolo::launch {
 namespace {
@@ -85,6 +86,8 @@ struct MpiVariables {
   // "<daemon name>;<its addresses>": the daemon that started the rank, one
   // per node; nullptr: the launcher names none.
   const char* node_daemon;
+  // The job's nodes and their daemons (openmpi_nodes.h); nullptr: none.
+  const char* node_list;
 };
 
 constexpr MpiVariables kOpenMpi = {"mpirun (OpenMPI)",
@@ -94,11 +97,13 @@ constexpr MpiVariables kOpenMpi = {"mpirun (OpenMPI)",
                                    "OMPI_COMM_WORLD_LOCAL_RANK",
                                    "OMPI_MCA_ess_base_jobid",
                                    "ompi",
-                                   "OMPI_MCA_orte_local_daemon_uri"};
+                                   "OMPI_MCA_orte_local_daemon_uri",
+                                   "OMPI_MCA_orte_node_regex"};
 // MPICH's Hydra (and Intel MPI, built on it): its proxy forks every rank of
 // a host and names no job unless PMIx does.
-constexpr MpiVariables kHydra = {"mpiexec (MPICH)", "PMI_SIZE",       "PMI_RANK", "MPI_LOCALNRANKS",
-                                 "MPI_LOCALRANKID", "PMIX_NAMESPACE", "hydra",    nullptr};
+constexpr MpiVariables kHydra = {"mpiexec (MPICH)", "PMI_SIZE",        "PMI_RANK",
+                                 "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "PMIX_NAMESPACE",
+                                 "hydra",           nullptr,           nullptr};
 
 std::optional<ForeignLauncher> mpi_launcher(const Variables& v, const MpiVariables& names) {
   if (!v.has(names.size) && !v.has(names.rank)) return std::nullopt;
@@ -113,9 +118,11 @@ std::optional<ForeignLauncher> mpi_launcher(const Variables& v, const MpiVariabl
       v.text(names.job_id).value_or(v.text("PMIX_NAMESPACE").value_or(parent_process_key())));
   l.mpi_launched = true;
   if (names.node_daemon != nullptr) {
-    if (auto daemon = v.text(names.node_daemon))
+    if (auto daemon = v.text(names.node_daemon)) {
       l.node_key =
           fmt::format("{}-daemon-{}", names.key_prefix, daemon->substr(0, daemon->find(';')));
+      if (auto nodes = v.text(names.node_list)) l.node_name = openmpi_node_name(*nodes, *daemon);
+    }
   }
   return l;
 }

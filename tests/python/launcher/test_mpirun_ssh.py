@@ -161,3 +161,35 @@ def test_mpi_backend_across_hosts_over_openmpis_tcp(hosts, tmp_path):
         hosts, _mpirun(hosts) + ["-x", "KOLO_BACKEND", sys.executable, _script(tmp_path), hosts.caller_address], env)
     assert result.returncode == 0, output
     assert _ranks(result.stdout) == _expected(hosts, mpi=True), output
+
+
+_DIES = textwrap.dedent("""
+    import os
+    import signal
+
+    import torch
+    import kolo.torch as hvd
+
+    hvd.init()
+    hvd.allreduce(torch.ones(4), name="warm-up")
+    if hvd.rank() == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    try:
+        hvd.allreduce(torch.ones(4), name="after")
+    except Exception as error:  # KoloInternalError naming the lost rank
+        print(f"ERROR on rank {hvd.rank()}: {error}".replace("\\n", " "), flush=True)
+        os._exit(1)
+""")
+
+
+def test_a_lost_rank_is_named_with_its_host_as_mpirun_names_it(hosts, tmp_path):
+    script = tmp_path / "dies.py"
+    script.write_text(_DIES)
+    result, output = _run_in_caller(hosts, _mpirun(hosts) + [sys.executable, str(script)],
+                                    _clean_env())
+    assert result.returncode != 0, output
+    errors = [line for line in result.stdout.splitlines() if line.startswith("ERROR on rank")]
+    # mpirun ends the job once rank 3 dies, so not every rank may get to say it.
+    assert errors, output
+    for line in errors:
+        assert "rank 3" in line and hosts.addresses[1] in line, output

@@ -73,11 +73,14 @@ TEST(ForeignLauncher, OpenMpi) {
   EXPECT_TRUE(l->mpi_launched);
 }
 
-TEST(ForeignLauncher, OpenMpisDaemonNamesTheNode) {
+TEST(ForeignLauncher, OpenMpisDaemonNamesTheNodeAsMpirunKnowsIt) {
   Env env = kOpenMpi;
   EXPECT_EQ(detect(env)->node_key, "");
   env["OMPI_MCA_orte_local_daemon_uri"] = "1455292416.2;tcp://198.19.0.3:58483";
   EXPECT_EQ(detect(env)->node_key, "ompi-daemon-1455292416.2");
+  EXPECT_EQ(detect(env)->node_name, "") << "no node list: the machine's own name stays";
+  env["OMPI_MCA_orte_node_regex"] = "vm,[3:198].19.0.2,[3:198].19.0.3@0(3)";
+  EXPECT_EQ(detect(env)->node_name, "198.19.0.3");
 }
 
 TEST(ForeignLauncher, MpichHydra) {
