@@ -30,11 +30,13 @@ TEST(OpenMpiNodes, RangesPaddingAndNodesWithoutADaemon) {
 }
 
 TEST(OpenMpiNodes, AnotherFormGivesNoName) {
-  EXPECT_EQ(openmpi_node_name("", "1.1;tcp://x"), "");
-  EXPECT_EQ(openmpi_node_name("vm@0(1)", "garbage"), "");
-  EXPECT_EQ(openmpi_node_name("a[x:1]@0(1)", "1.0;tcp://x"), "");
-  EXPECT_EQ(openmpi_node_name("a[2:1-@0(1)", "1.0;tcp://x"), "");
-  EXPECT_EQ(openmpi_node_name("a,b@0(x)", "1.0;tcp://x"), "");
+  const std::pair<std::string, std::string> unreadable[] = {{"", "1.1;tcp://x"},
+                                                            {"vm@0(1)", "garbage"},
+                                                            {"a[x:1]@0(1)", "1.0;tcp://x"},
+                                                            {"a[2:1-@0(1)", "1.0;tcp://x"},
+                                                            {"a,b@0(x)", "1.0;tcp://x"}};
+  for (const auto& [regex, daemon] : unreadable)
+    EXPECT_EQ(openmpi_node_name(regex, daemon), "") << regex << " " << daemon;
 }
 
 }  // namespace
