@@ -85,6 +85,13 @@ std::shared_ptr<rendezvous::Store> connect_to_offer(const Config& config, const 
 
 std::shared_ptr<rendezvous::Store> connect_store_over_mpi(const Config& config,
                                                           std::string* why_not) {
+  // MPI_Init in a process no MPI launcher started makes a world of one (and
+  // OpenMPI forks a daemon for it): not worth it to learn that.
+  const std::optional<ForeignLauncher> here = detect_foreign_launcher();
+  if (!here || !here->mpi_launched) {
+    *why_not = "this process's environment names no MPI launcher";
+    return nullptr;
+  }
   std::optional<backends::MpiRuntime> mpi;
   try {
     mpi = backends::load_mpi_runtime(why_not);

@@ -225,14 +225,17 @@ TEST_F(ForeignStoreTest, AcrossHostsWithoutASecretOrAPlaceToMeetIsRefused) {
   l.name = "mpirun (OpenMPI)";
   l.mpi_launched = true;
   try {
-    // This process was not started by mpirun: whether the MPI plugin loads
-    // here or not, MPI's world is not the launcher's, and the error says so.
+    // This process was not started by mpirun: MPI cannot carry the
+    // rendezvous, and the error says why.
     connect_foreign_store(config_for(1, 2, l));
     FAIL() << "started across hosts with nowhere to meet";
   } catch (const InvalidArgument& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("kolorun"), std::string::npos) << what;
-    EXPECT_NE(what.find("(MPI could not carry it: "), std::string::npos) << what;
+    EXPECT_NE(what.find("(MPI could not carry it: this process's environment names no MPI "
+                        "launcher)"),
+              std::string::npos)
+        << what;
   }
 }
 
