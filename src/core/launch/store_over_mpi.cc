@@ -109,9 +109,17 @@ std::shared_ptr<rendezvous::Store> connect_store_over_mpi(const Config& config,
         mpi->rank(), mpi->size(), started_by(config), config.layout.rank, config.layout.size);
     return nullptr;
   }
+  const std::string not_delivered = fmt::format(
+      "rank {} of {}: MPI did not carry rank 0's rendezvous offer within {} ms "
+      "(KOLO_START_TIMEOUT): MPI's own network does not connect these ranks (with OpenMPI, "
+      "--mca btl_tcp_if_include names the network the hosts share); ending the job",
+      config.layout.rank, config.layout.size, config.rendezvous.timeout.count());
+  const auto broadcast = [&](std::string& text) {
+    mpi->broadcast_from_rank0(text, config.rendezvous.timeout, not_delivered);
+  };
   std::string message;
   if (mpi->rank() != 0) {
-    mpi->broadcast_from_rank0(message);
+    broadcast(message);
     return connect_to_offer(config, decode_offer(message));
   }
   OfferedStore offered;
@@ -121,11 +129,11 @@ std::shared_ptr<rendezvous::Store> connect_store_over_mpi(const Config& config,
   } catch (const Exception& e) {
     offered.offer.error = e.what();
     message = encode_offer(offered.offer);
-    mpi->broadcast_from_rank0(message);  // the others fail with the reason too
+    broadcast(message);  // the others fail with the reason too
     throw;
   }
   message = encode_offer(offered.offer);
-  mpi->broadcast_from_rank0(message);
+  broadcast(message);
   KOLO_LOG_DEBUG("rank 0 offered its rendezvous store over MPI at port {} on {}",
                  offered.offer.port, fmt::join(offered.offer.addresses, ", "));
   return offered.store;

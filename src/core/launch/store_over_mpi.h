@@ -10,9 +10,11 @@
 // until one answers or KOLO_START_TIMEOUT passes. What the user set wins:
 // a rank with KOLO_SECRET uses its own.
 //
-// MPI's broadcast has no time limit: a rank that cannot take part (no
-// plugin on its host) fails at once and exits, and mpirun then ends the
-// job, so nobody waits forever.
+// MPI's broadcast has no time limit of its own: a rank that cannot take
+// part (no plugin on its host) fails at once and exits, and mpirun then ends
+// the job; a broadcast MPI cannot deliver within KOLO_START_TIMEOUT (its
+// network does not connect the hosts) ends the job through MPI_Abort with
+// the reason, since a pending MPI call cannot be cancelled.
 #pragma once
 
 #include <memory>

@@ -193,3 +193,21 @@ def test_a_lost_rank_is_named_with_its_host_as_mpirun_names_it(hosts, tmp_path):
     assert errors, output
     for line in errors:
         assert "rank 3" in line and hosts.addresses[1] in line, output
+
+
+def test_an_offer_mpi_cannot_deliver_ends_the_job_in_time_with_the_reason(hosts, tmp_path):
+    """Rank 0 runs beside mpirun, in the caller's namespace, whose first
+    network (decoy0) no host can reach. OpenMPI's TCP then cannot connect
+    it with the others (without btl_tcp_if_include), so MPI's broadcast of
+    rank 0's offer would wait forever: the job ends after KOLO_START_TIMEOUT
+    with the reason instead."""
+    command = _mpirun(hosts)
+    command[command.index("-np") + 1] = "3"
+    command[command.index("-H") + 1] = f"localhost:1,{hosts.addresses[0]}:2"
+    result, output = _run_in_caller(
+        hosts, command + [sys.executable, _script(tmp_path), hosts.caller_address],
+        _clean_env(KOLO_START_TIMEOUT="8"))
+    assert result.returncode != 0, output
+    assert "MPI did not carry rank 0's rendezvous offer within 8000 ms" in output, output
+    assert "btl_tcp_if_include" in output, output
+    assert "RANK" not in result.stdout, output
