@@ -59,7 +59,7 @@ std::string mpi_note(const std::string& why_not) {
   return why_not.empty() ? "" : fmt::format(" (MPI could not carry it: {})", why_not);
 }
 
-std::shared_ptr<rendezvous::Store> connect_across_hosts(const Config& config) {
+std::shared_ptr<rendezvous::Store> connect_across_hosts(Config& config) {
   const ForeignLauncher& l = *config.foreign_launcher;
   std::string mpi_unusable;
   if (l.mpi_launched) {
@@ -88,7 +88,7 @@ std::shared_ptr<rendezvous::Store> connect_across_hosts(const Config& config) {
 
 }  // namespace
 
-std::shared_ptr<rendezvous::Store> connect_foreign_store(const Config& config) {
+std::shared_ptr<rendezvous::Store> connect_foreign_store(Config& config) {
   const ForeignLauncher& l = *config.foreign_launcher;
   KOLO_CHECK(config.rendezvous.address.empty() && config.layout.size > 1);
   const bool one_host = l.local_size == l.size;

@@ -23,7 +23,8 @@ namespace kolo::launch {
 // For a Config with a foreign launcher, no KOLO_RENDEZVOUS_ADDR and more
 // than one rank. Rank 0's store stays up as long as the returned Store
 // lives. Throws TimeoutError (peers never found rank 0), IoError, or
-// InvalidArgument (the launcher gives no way to meet).
-std::shared_ptr<rendezvous::Store> connect_foreign_store(const Config& config);
+// InvalidArgument (the launcher gives no way to meet). May record how it met
+// rank 0 in config.rendezvous (reached_rank0_at).
+std::shared_ptr<rendezvous::Store> connect_foreign_store(Config& config);
 
 }  // namespace kolo::launch

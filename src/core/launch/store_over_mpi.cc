@@ -44,7 +44,8 @@ OfferedStore offer_store(const Config& config, const std::vector<std::string>& a
   return offered;
 }
 
-std::shared_ptr<rendezvous::Store> connect_to_offer(const Config& config, const StoreOffer& offer) {
+std::shared_ptr<rendezvous::Store> connect_to_offer(const Config& config, const StoreOffer& offer,
+                                                    std::string* reached) {
   const int rank = config.layout.rank;
   if (!offer.error.empty())
     throw IoError(
@@ -65,6 +66,7 @@ std::shared_ptr<rendezvous::Store> connect_to_offer(const Config& config, const 
             client_of({address, offer.port, secret}, std::clamp(left, milliseconds(1), kTryLimit));
         KOLO_LOG_DEBUG("rank {} reached rank 0's rendezvous store at {}:{}", rank, address,
                        offer.port);
+        if (reached != nullptr) *reached = address;
         return store;
       } catch (const Exception& e) {
         last_error[address] = e.what();
@@ -83,8 +85,7 @@ std::shared_ptr<rendezvous::Store> connect_to_offer(const Config& config, const 
       fmt::join(tried, "; ")));
 }
 
-std::shared_ptr<rendezvous::Store> connect_store_over_mpi(const Config& config,
-                                                          std::string* why_not) {
+std::shared_ptr<rendezvous::Store> connect_store_over_mpi(Config& config, std::string* why_not) {
   // MPI_Init in a process no MPI launcher started makes a world of one (and
   // OpenMPI forks a daemon for it): not worth it to learn that.
   const std::optional<ForeignLauncher> here = detect_foreign_launcher();
@@ -120,7 +121,7 @@ std::shared_ptr<rendezvous::Store> connect_store_over_mpi(const Config& config,
   std::string message;
   if (mpi->rank() != 0) {
     broadcast(message);
-    return connect_to_offer(config, decode_offer(message));
+    return connect_to_offer(config, decode_offer(message), &config.rendezvous.reached_rank0_at);
   }
   OfferedStore offered;
   try {

@@ -32,8 +32,9 @@ namespace kolo::launch {
 // carry the offer here: the plugin does not load, or MPI_COMM_WORLD is not
 // the launcher's world (a plugin built for another MPI library). Collective
 // over MPI_COMM_WORLD when it returns a store or throws.
-std::shared_ptr<rendezvous::Store> connect_store_over_mpi(const Config& config,
-                                                          std::string* why_not);
+// Records in config.rendezvous.reached_rank0_at where this rank reached
+// rank 0 (host_layout.h then puts the mesh on that network).
+std::shared_ptr<rendezvous::Store> connect_store_over_mpi(Config& config, std::string* why_not);
 
 // The two halves, for any channel that carries rank 0's offer to the others.
 // Rank 0: hosts the store and returns it with the offer to send; throws what
@@ -43,9 +44,11 @@ struct OfferedStore {
   StoreOffer offer;
 };
 OfferedStore offer_store(const Config& config, const std::vector<std::string>& addresses);
-// Every other rank: connects to the first address of `offer` that answers.
+// Every other rank: connects to the first address of `offer` that answers
+// (in *reached, when given).
 // Throws IoError with rank 0's reason when the offer is an error, TimeoutError
 // naming every address tried when none answered in time.
-std::shared_ptr<rendezvous::Store> connect_to_offer(const Config& config, const StoreOffer& offer);
+std::shared_ptr<rendezvous::Store> connect_to_offer(const Config& config, const StoreOffer& offer,
+                                                    std::string* reached = nullptr);
 
 }  // namespace kolo::launch

@@ -123,13 +123,15 @@ def test_plain_mpirun_across_hosts_needs_no_secret(hosts, tmp_path):
 def test_users_secret_and_port_still_win_under_plain_mpirun(hosts, tmp_path):
     env = _clean_env(KOLO_SECRET="a-secret-of-the-users", KOLO_RENDEZVOUS_PORT="29611")
     show_port = textwrap.dedent("""
-        import os, socket
+        import socket
+        import torch
         import kolo.torch as hvd
         hvd.init()
         if hvd.rank() != 0:
             # Rank 0 listens on the user's port; the others reach it there.
             with socket.create_connection(("%s", 29611), timeout=5):
                 pass
+        hvd.allreduce(torch.zeros(1), name="checked")  # rank 0's store stays up until here
         print(f"RANK {hvd.rank()} PORT OK", flush=True)
         hvd.shutdown()
     """)
@@ -211,3 +213,26 @@ def test_an_offer_mpi_cannot_deliver_ends_the_job_in_time_with_the_reason(hosts,
     assert "MPI did not carry rank 0's rendezvous offer within 8000 ms" in output, output
     assert "btl_tcp_if_include" in output, output
     assert "RANK" not in result.stdout, output
+
+
+def test_rank_zero_beside_mpirun_is_reached_past_an_unreachable_first_network(hosts, tmp_path):
+    """The same job with MPI's own TCP told which network the hosts share:
+    the others skip rank 0's first address (decoy0) to reach its store,
+    and the mesh takes the network on which they reached it."""
+    command = _mpirun(hosts)
+    command[command.index("-np") + 1] = "3"
+    command[command.index("-H") + 1] = f"localhost:1,{hosts.addresses[0]}:2"
+    command += ["--mca", "btl_tcp_if_include", "198.19.0.0/24", "-x", "KOLO_LOG_LEVEL"]
+    result, output = _run_in_caller(
+        hosts, command + [sys.executable, _script(tmp_path), hosts.caller_address],
+        _clean_env(KOLO_LOG_LEVEL="debug"))
+    assert result.returncode == 0, output
+    ranks = re.findall(r"RANK (\d) SIZE 3 LOCAL (\d)/(\d) CROSS (\d)/2 HOST (\S+) SUM 6 ", output)
+    assert sorted(ranks) == [("0", "0", "1", "0", hosts.caller_address),
+                             ("1", "0", "2", "1", hosts.addresses[0]),
+                             ("2", "1", "2", "1", hosts.addresses[0])], output
+    assert re.search(rf"offered its rendezvous store over MPI at port \d+ on "
+                     rf"{re.escape(hosts.decoy_address)}, {re.escape(hosts.caller_address)}",
+                     output), output
+    assert re.search(rf"rank 1 reached rank 0's rendezvous store at "
+                     rf"{re.escape(hosts.caller_address)}:", output), output

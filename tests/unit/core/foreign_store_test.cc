@@ -215,7 +215,8 @@ TEST_F(ForeignStoreTest, AcrossHostsWithoutASecretOrAPlaceToMeetIsRefused) {
   l.rank0_host = "node-a";
   l.port_hint = 29501;
   try {
-    connect_foreign_store(config_for(1, 2, l));
+    Config config = config_for(1, 2, l);
+    connect_foreign_store(config);
     FAIL() << "started across hosts without a secret";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("KOLO_SECRET"), std::string::npos) << e.what();
@@ -227,7 +228,8 @@ TEST_F(ForeignStoreTest, AcrossHostsWithoutASecretOrAPlaceToMeetIsRefused) {
   try {
     // This process was not started by mpirun: MPI cannot carry the
     // rendezvous, and the error says why.
-    connect_foreign_store(config_for(1, 2, l));
+    Config config = config_for(1, 2, l);
+    connect_foreign_store(config);
     FAIL() << "started across hosts with nowhere to meet";
   } catch (const InvalidArgument& e) {
     const std::string what = e.what();
@@ -323,6 +325,7 @@ TEST_F(StoreOfferTest, RanksOfOneMachineOnNodesTheLauncherTellsApartAreOnTwoHost
   // launcher's node (OpenMPI's daemon) still tells the hosts apart.
   std::promise<StoreOffer> offer_made;
   std::shared_future<StoreOffer> offer = offer_made.get_future().share();
+  std::vector<std::string> mesh_address(4);
   // Each rank's store outlives every rank's last call (rank 0's hosts them).
   const auto joined = as_ranks<Joined>(4, [&](int rank) {
     Config config = across_hosts(rank, 4);
@@ -335,9 +338,11 @@ TEST_F(StoreOfferTest, RanksOfOneMachineOnNodesTheLauncherTellsApartAreOnTwoHost
       offer_made.set_value(offered.offer);
       store = offered.store;
     } else {
-      store = connect_to_offer(config, offer.get());
+      store = connect_to_offer(config, offer.get(), &config.rendezvous.reached_rank0_at);
+      EXPECT_EQ(config.rendezvous.reached_rank0_at, "127.0.0.1");
     }
     complete_foreign_layout(*store, config);
+    mesh_address[static_cast<size_t>(rank)] = config.settings.text("KOLO_ADDRESS");
     store->set(fmt::format("done/{}", rank), rendezvous::to_bytes("1"));
     store->wait({"done/0", "done/1", "done/2", "done/3"}, std::chrono::seconds(10));
     return Joined{config.layout, store};
@@ -348,6 +353,8 @@ TEST_F(StoreOfferTest, RanksOfOneMachineOnNodesTheLauncherTellsApartAreOnTwoHost
     EXPECT_EQ(layout.local_size, 2);
     EXPECT_EQ(layout.cross_rank, r / 2);
     EXPECT_EQ(layout.cross_size, 2);
+    // The network on which the other host reached rank 0 carries the mesh.
+    EXPECT_EQ(mesh_address[static_cast<size_t>(r)], "127.0.0.1") << "rank " << r;
   }
 }
 
