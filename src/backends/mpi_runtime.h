@@ -7,7 +7,7 @@
 //   std::string why_not;
 //   if (auto mpi = backends::load_mpi_runtime(&why_not)) {
 //     std::string address = mpi->rank() == 0 ? my_store_address : "";
-//     mpi->broadcast_from_rank0(address);   // collective over MPI_COMM_WORLD
+//     mpi->broadcast_from_rank0(address, timeout, "why");  // collective
 //   } else { /* MPI is not available here: why_not says why */ }
 //
 // MPI is initialised (MPI_THREAD_MULTIPLE asked for) by load_mpi_runtime unless
@@ -15,6 +15,7 @@
 // engine shutdown. Every call is on the caller's thread.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -33,8 +34,10 @@ class MpiRuntime {
   bool thread_multiple() const { return thread_multiple_; }
   // `data` on MPI_COMM_WORLD's rank 0 replaces `data` on every rank. A
   // collective: every rank of MPI_COMM_WORLD calls it. Throws IoError when MPI
-  // fails.
-  void broadcast_from_rank0(std::string& data);
+  // fails. Not done within `timeout`: logs `why_it_failed` and ends the
+  // whole job (MPI_Abort), since MPI cannot cancel a pending broadcast.
+  void broadcast_from_rank0(std::string& data, std::chrono::milliseconds timeout,
+                            const std::string& why_it_failed);
 
  private:
   MpiPlugin* plugin_;

@@ -100,6 +100,9 @@ Config Config::FromEnv() {
       values.set("KOLO_LOCAL_SIZE", std::to_string(launcher->local_size));
       values.set("KOLO_LOCAL_RANK", std::to_string(launcher->local_rank));
     }
+    // Errors name hosts as the launcher does (kolorun sets KOLO_HOSTNAME).
+    if (!launcher->node_name.empty() && !values.is_set("KOLO_HOSTNAME"))
+      values.set("KOLO_HOSTNAME", launcher->node_name);
   }
   Config c = FromSettings(values, std::move(launcher));
   KOLO_LOG_DEBUG("effective configuration:\n{}", c.Describe());

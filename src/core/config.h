@@ -34,6 +34,9 @@ struct RendezvousConfig {
   // Scopes this job's (or elastic round's) keys in the store.
   std::string prefix = "kolo";
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
+  // The address of rank 0 at which this rank reached the store rank 0
+  // offered over MPI (core/launch/store_over_mpi.h); empty otherwise.
+  std::string reached_rank0_at;
 };
 
 // Elastic mode: kolorun's elastic driver started this process. The layout

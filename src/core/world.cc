@@ -10,7 +10,7 @@
 
 namespace kolo {
 
-std::shared_ptr<rendezvous::Store> connect_store(const Config& config) {
+std::shared_ptr<rendezvous::Store> connect_store(Config& config) {
   if (config.layout.size == 1 && config.rendezvous.address.empty())
     return std::make_shared<rendezvous::MemoryStore>();
   if (config.foreign_launcher && config.rendezvous.address.empty())

@@ -21,7 +21,7 @@ struct World {
 // in-memory one for a size-1 job without a server, a client of the
 // launcher's server, or under a foreign launcher that names none, one that
 // rank 0 hosts (core/launch/foreign_store.h).
-std::shared_ptr<rendezvous::Store> connect_store(const Config& config);
+std::shared_ptr<rendezvous::Store> connect_store(Config& config);
 
 // The global group's backend over `store` (already scoped), for the layout
 // in `config`: what the engine connects with.

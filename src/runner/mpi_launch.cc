@@ -33,6 +33,20 @@ std::string host_list(const std::vector<HostSlots>& hosts) {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
+// kolorun's ssh settings as mpirun's ssh arguments (plm_rsh_args, one
+// string, split by mpirun at spaces): the port and key, and the host key
+// policy and known-hosts file when they differ from ssh's defaults.
+std::vector<std::string> rsh_args(const SshOptions& ssh) {
+  std::vector<std::string> rsh;
+  if (ssh.port) rsh.push_back(fmt::format("-p {}", *ssh.port));
+  if (!ssh.identity_file.empty()) rsh.push_back("-i " + ssh.identity_file);
+  for (const std::string& option : ssh.options) rsh.push_back("-o " + option);
+  if (ssh.host_key_checking != SshOptions{}.host_key_checking)
+    rsh.push_back("-o StrictHostKeyChecking=" + ssh.host_key_checking);
+  if (!ssh.known_hosts_file.empty()) rsh.push_back("-o UserKnownHostsFile=" + ssh.known_hosts_file);
+  return rsh;
+}
+
 }  // namespace
 
 Environment mpirun_environment(const Environment& launcher_env, const LaunchOptions& options,
@@ -78,9 +92,7 @@ std::vector<std::string> mpirun_command(const LaunchOptions& options,
   } else {
     argv.insert(argv.end(), mpi.binding_args.begin(), mpi.binding_args.end());
   }
-  std::vector<std::string> rsh;
-  if (options.ssh.port) rsh.push_back(fmt::format("-p {}", *options.ssh.port));
-  if (!options.ssh.identity_file.empty()) rsh.push_back("-i " + options.ssh.identity_file);
+  const std::vector<std::string> rsh = rsh_args(options.ssh);
   if (!rsh.empty())
     argv.insert(argv.end(), {"--mca", "plm_rsh_args", fmt::format("{}", fmt::join(rsh, " "))});
   if (!mpi.network_interfaces.empty())

@@ -13,6 +13,7 @@
 // caught by name on the loading side like any other.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,7 +22,7 @@
 
 namespace kolo::backends {
 
-inline constexpr uint32_t kMpiPluginAbiVersion = 1;
+inline constexpr uint32_t kMpiPluginAbiVersion = 2;
 inline constexpr const char* kMpiPluginEntryPoint = "kolo_mpi_plugin";
 inline constexpr const char* kMpiPluginFileName = "libkolo_mpi.so";
 
@@ -45,8 +46,11 @@ class MpiPlugin {
   virtual int world_rank() = 0;
   virtual int world_size() = 0;
   // `data` on MPI_COMM_WORLD's rank 0 replaces `data` on every rank
-  // (collective over MPI_COMM_WORLD).
-  virtual void broadcast_world(std::string& data) = 0;
+  // (collective over MPI_COMM_WORLD). A broadcast not done within `timeout`
+  // (MPI's network cannot connect the ranks, or a rank never came) cannot be
+  // cancelled: it logs `why_it_failed` and ends the job with MPI_Abort.
+  virtual void broadcast_world(std::string& data, std::chrono::milliseconds timeout,
+                               const std::string& why_it_failed) = 0;
   // The backend over the communicator `comm` names (MPI_COMM_WORLD when
   // empty), with this rank's place on the hosts (MPI_COMM_TYPE_SHARED).
   // Collective over that communicator's members; initialises MPI if needed.

@@ -6,7 +6,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <tuple>
 
 #include "backends/mpi/mpi_backend.h"
@@ -71,6 +73,24 @@ std::pair<int, int> place_in(MPI_Comm split) {
   return {rank, size};
 }
 
+// MPI_Ibcast from rank 0 of MPI_COMM_WORLD, polled until `deadline`; past
+// it the job ends (MPI_Abort), since a pending broadcast cannot be cancelled.
+void broadcast_by(std::chrono::steady_clock::time_point deadline, void* buffer, int count,
+                  MPI_Datatype type, const std::string& why_it_failed) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibcast(buffer, count, type, 0, MPI_COMM_WORLD, &request), "MPI_Ibcast");
+  int done = 0;
+  while (true) {
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      KOLO_LOG_ERROR("{}", why_it_failed);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 class Plugin final : public MpiPlugin {
  public:
   MpiThreadLevel initialize() override {
@@ -113,12 +133,13 @@ class Plugin final : public MpiPlugin {
     return size;
   }
 
-  void broadcast_world(std::string& data) override {
+  void broadcast_world(std::string& data, std::chrono::milliseconds timeout,
+                       const std::string& why_it_failed) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     uint64_t length = data.size();
-    check_mpi(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    broadcast_by(deadline, &length, 1, MPI_UINT64_T, why_it_failed);
     data.resize(length);
-    check_mpi(MPI_Bcast(data.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD),
-              "MPI_Bcast");
+    broadcast_by(deadline, data.data(), static_cast<int>(length), MPI_CHAR, why_it_failed);
   }
 
   SelfConnectedWorld connect(const MpiCommunicator& spec) override {

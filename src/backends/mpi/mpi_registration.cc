@@ -61,8 +61,9 @@ MpiRuntime::MpiRuntime(MpiPlugin& plugin) : plugin_(&plugin) {
   size_ = plugin.world_size();
 }
 
-void MpiRuntime::broadcast_from_rank0(std::string& data) {
-  plugin_->broadcast_world(data);
+void MpiRuntime::broadcast_from_rank0(std::string& data, std::chrono::milliseconds timeout,
+                                      const std::string& why_it_failed) {
+  plugin_->broadcast_world(data, timeout, why_it_failed);
 }
 
 std::optional<MpiRuntime> load_mpi_runtime(std::string* why_not) {

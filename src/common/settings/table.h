@@ -88,7 +88,8 @@ inline constexpr Spec kTable[] = {
      .section = kLayout,
      .description = "the rank's host as written in `-H` or the hostfile; errors name peers "
                     "by it",
-     .default_doc = "(set by kolorun; else the machine's hostname)"},
+     .default_doc = "(set by kolorun; under mpirun or srun the launcher's name for the node; else "
+                    "the machine's hostname)"},
 
     // Rendezvous.
     {.name = "KOLO_RENDEZVOUS_ADDR",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "core/launch/openmpi_nodes.h"
 
 namespace kolo::launch {
 namespace {
@@ -82,6 +83,11 @@ struct MpiVariables {
   const char* local_rank;
   const char* job_id;  // names the job; absent: the parent process does
   const char* key_prefix;
+  // "<daemon name>;<its addresses>": the daemon that started the rank, one
+  // per node; nullptr: the launcher names none.
+  const char* node_daemon;
+  // The job's nodes and their daemons (openmpi_nodes.h); nullptr: none.
+  const char* node_list;
 };
 
 constexpr MpiVariables kOpenMpi = {"mpirun (OpenMPI)",
@@ -90,11 +96,14 @@ constexpr MpiVariables kOpenMpi = {"mpirun (OpenMPI)",
                                    "OMPI_COMM_WORLD_LOCAL_SIZE",
                                    "OMPI_COMM_WORLD_LOCAL_RANK",
                                    "OMPI_MCA_ess_base_jobid",
-                                   "ompi"};
+                                   "ompi",
+                                   "OMPI_MCA_orte_local_daemon_uri",
+                                   "OMPI_MCA_orte_node_regex"};
 // MPICH's Hydra (and Intel MPI, built on it): its proxy forks every rank of
 // a host and names no job unless PMIx does.
-constexpr MpiVariables kHydra = {"mpiexec (MPICH)", "PMI_SIZE",       "PMI_RANK", "MPI_LOCALNRANKS",
-                                 "MPI_LOCALRANKID", "PMIX_NAMESPACE", "hydra"};
+constexpr MpiVariables kHydra = {"mpiexec (MPICH)", "PMI_SIZE",        "PMI_RANK",
+                                 "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "PMIX_NAMESPACE",
+                                 "hydra",           nullptr,           nullptr};
 
 std::optional<ForeignLauncher> mpi_launcher(const Variables& v, const MpiVariables& names) {
   if (!v.has(names.size) && !v.has(names.rank)) return std::nullopt;
@@ -108,6 +117,13 @@ std::optional<ForeignLauncher> mpi_launcher(const Variables& v, const MpiVariabl
       "{}-{}", names.key_prefix,
       v.text(names.job_id).value_or(v.text("PMIX_NAMESPACE").value_or(parent_process_key())));
   l.mpi_launched = true;
+  if (names.node_daemon != nullptr) {
+    if (auto daemon = v.text(names.node_daemon)) {
+      l.node_key =
+          fmt::format("{}-daemon-{}", names.key_prefix, daemon->substr(0, daemon->find(';')));
+      if (auto nodes = v.text(names.node_list)) l.node_name = openmpi_node_name(*nodes, *daemon);
+    }
+  }
   return l;
 }
 
@@ -178,6 +194,7 @@ std::optional<ForeignLauncher> slurm(const Variables& v) {
     l.port_hint = port;
   }
   l.node_name = v.text("SLURMD_NODENAME").value_or("");
+  l.node_key = l.node_name;
   return l;
 }
 

@@ -30,8 +30,15 @@ struct ForeignLauncher {
   // (MASTER_PORT + 1, a Slurm reserved port); empty / 0 when unknown.
   std::string rank0_host;
   int port_hint = 0;
-  // The launcher's name for this node (SLURMD_NODENAME); empty: none.
+  // The launcher's name for this node (SLURMD_NODENAME, the -H or hostfile
+  // name under OpenMPI's mpirun): the host name in errors; empty: none.
   std::string node_name;
+  // The launcher's own identity of this rank's node, where it gives one:
+  // equal for the ranks it placed on one node, different between nodes
+  // (OpenMPI: the daemon that started the rank; Slurm: the node's name).
+  // Tells apart machines that look alike from inside (containers or
+  // network namespaces sharing a host name and a boot); empty: none.
+  std::string node_key;
   // Whether MPI's own runtime could carry the rendezvous (mpirun/mpiexec).
   bool mpi_launched = false;
 };

@@ -14,7 +14,10 @@ namespace kolo::launch {
 // Collective over the ranks of the job: each calls it with the store scoped
 // to this init. Fills config.layout's local and cross values. Throws
 // InvalidArgument when the launcher's local ranks contradict the machines,
-// TimeoutError when a rank never publishes.
+// TimeoutError when a rank never publishes. After a rendezvous through rank
+// 0's MPI offer, also sets KOLO_ADDRESS in config.settings (unless the user
+// set it or KOLO_IFACE) to this rank's address on the network where the
+// other machines reached rank 0.
 void complete_foreign_layout(rendezvous::Store& store, Config& config);
 
 }  // namespace kolo::launch

@@ -88,8 +88,10 @@ class NetnsHosts:
     context manager, or call setup() and then close() (always, even when
     setup() raised)."""
 
-    def __init__(self, hosts=2):
+    def __init__(self, hosts=2, session_env=None):
         self.count = hosts
+        # Variables every ssh session on the hosts gets (sshd's SetEnv).
+        self.session_env = dict(session_env or {})
         self.ip = _ip()
         self.sshd = _sshd()
         self.prefix = f"{PREFIX}{os.getpid()}"
@@ -203,6 +205,9 @@ class NetnsHosts:
                     "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
                     "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
                     "PrintMotd no\nLogLevel ERROR\nMaxStartups 100\nMaxSessions 100\n")
+            if self.session_env:
+                f.write("SetEnv " + " ".join(f"{k}={v}" for k, v in self.session_env.items())
+                        + "\n")
         # sshd's privilege-separation directory; the package's service would make it.
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
         for h in range(self.count):

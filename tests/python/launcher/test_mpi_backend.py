@@ -65,7 +65,7 @@ def test_torch_collectives_over_kolo_backend_mpi():
         assert not hvd.mpi_enabled() and not hvd.gloo_enabled()
         hvd.init()  # MPI stays initialised across init -> shutdown -> init
         assert hvd.allreduce(torch.ones(3), op=hvd.Sum).tolist() == [2.0] * 3
-        print("ok", r)
+        print(f"ok {r}\\n", end="")  # one write: ranks share mpirun's stdout
     """, extra_env={"KOLO_BACKEND": "mpi"})
     assert _oks(result) == ["ok 0", "ok 1"], result.stdout + result.stderr
 
@@ -86,7 +86,7 @@ def test_init_with_mpi4py_comm_world():
         assert MPI.COMM_WORLD.allreduce(hvd.rank()) == 1
         assert x.tolist() == [3.0]
         hvd.shutdown()
-        print("ok", MPI.COMM_WORLD.Get_rank())
+        print(f"ok {MPI.COMM_WORLD.Get_rank()}\\n", end="")
     """)
     assert _oks(result) == ["ok 0", "ok 1"], result.stdout + result.stderr
 
@@ -105,7 +105,7 @@ def test_init_with_a_list_of_ranks_leaves_the_others_out():
             except ValueError as error:
                 assert "rank 2 of MPI_COMM_WORLD is not in the list" in str(error), error
                 assert not hvd.is_initialized() and not hvd.mpi_enabled()
-                print("ok", world_rank)
+                print(f"ok {world_rank}\\n", end="")
             raise SystemExit(0)
         hvd.init(comm=[0, 1])
         assert (hvd.rank(), hvd.size()) == (world_rank, 2)
@@ -113,7 +113,7 @@ def test_init_with_a_list_of_ranks_leaves_the_others_out():
         s = hvd.allreduce(torch.tensor([world_rank + 1]), op=hvd.Sum)
         assert s.tolist() == [3], s
         hvd.shutdown()
-        print("ok", world_rank)
+        print(f"ok {world_rank}\\n", end="")
     """)
     assert _oks(result) == ["ok 0", "ok 1", "ok 2"], result.stdout + result.stderr
 

@@ -73,6 +73,16 @@ TEST(ForeignLauncher, OpenMpi) {
   EXPECT_TRUE(l->mpi_launched);
 }
 
+TEST(ForeignLauncher, OpenMpisDaemonNamesTheNodeAsMpirunKnowsIt) {
+  Env env = kOpenMpi;
+  EXPECT_EQ(detect(env)->node_key, "");
+  env["OMPI_MCA_orte_local_daemon_uri"] = "1455292416.2;tcp://198.19.0.3:58483";
+  EXPECT_EQ(detect(env)->node_key, "ompi-daemon-1455292416.2");
+  EXPECT_EQ(detect(env)->node_name, "") << "no node list: the machine's own name stays";
+  env["OMPI_MCA_orte_node_regex"] = "vm,[3:198].19.0.2,[3:198].19.0.3@0(3)";
+  EXPECT_EQ(detect(env)->node_name, "198.19.0.3");
+}
+
 TEST(ForeignLauncher, MpichHydra) {
   const auto l = detect({{"PMI_RANK", "2"},
                          {"PMI_SIZE", "3"},
@@ -119,6 +129,7 @@ TEST(ForeignLauncher, SlurmStep) {
   EXPECT_EQ(l->job_key, "slurm-77.3");
   EXPECT_EQ(l->rank0_host, "gpu07");
   EXPECT_EQ(l->node_name, "gpu08");
+  EXPECT_EQ(l->node_key, "gpu08");
 }
 
 TEST(ForeignLauncher, OpenMpiWinsInsideASlurmStepAndTorchrunWinsOverSlurm) {

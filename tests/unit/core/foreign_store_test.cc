@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "core/launch/host_layout.h"
 #include "core/launch/rendezvous_file.h"
+#include "core/launch/store_over_mpi.h"
 
 namespace kolo::launch {
 namespace {
@@ -214,7 +215,8 @@ TEST_F(ForeignStoreTest, AcrossHostsWithoutASecretOrAPlaceToMeetIsRefused) {
   l.rank0_host = "node-a";
   l.port_hint = 29501;
   try {
-    connect_foreign_store(config_for(1, 2, l));
+    Config config = config_for(1, 2, l);
+    connect_foreign_store(config);
     FAIL() << "started across hosts without a secret";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("KOLO_SECRET"), std::string::npos) << e.what();
@@ -224,10 +226,135 @@ TEST_F(ForeignStoreTest, AcrossHostsWithoutASecretOrAPlaceToMeetIsRefused) {
   l.name = "mpirun (OpenMPI)";
   l.mpi_launched = true;
   try {
-    connect_foreign_store(config_for(1, 2, l));
+    // This process was not started by mpirun: MPI cannot carry the
+    // rendezvous, and the error says why.
+    Config config = config_for(1, 2, l);
+    connect_foreign_store(config);
     FAIL() << "started across hosts with nowhere to meet";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("kolorun"), std::string::npos) << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kolorun"), std::string::npos) << what;
+    EXPECT_NE(what.find("(MPI could not carry it: this process's environment names no MPI "
+                        "launcher)"),
+              std::string::npos)
+        << what;
+  }
+}
+
+// Across hosts under an MPI launcher, rank 0's offer travels over MPI
+// (store_over_mpi.h); here the ranks are threads and the offer goes through
+// its text form, as MPI would carry it.
+class StoreOfferTest : public ForeignStoreTest {
+ protected:
+  Config across_hosts(int rank, int size, const std::string& secret = "") {
+    ForeignLauncher l;
+    l.name = "mpirun (OpenMPI)";
+    l.local_size = 1;
+    l.mpi_launched = true;
+    Config config = config_for(rank, size, l);
+    config.rendezvous.secret = secret;
+    return config;
+  }
+};
+
+TEST_F(StoreOfferTest, TheOthersSkipAnAddressThatDoesNotAnswerAndMeetAtTheNext) {
+  const int size = 3;
+  // TEST-NET-3 is never routed: the first address cannot answer.
+  OfferedStore offered = offer_store(across_hosts(0, size), {"203.0.113.1", "127.0.0.1"});
+  EXPECT_EQ(offered.offer.secret.size(), 64u) << "a fresh 256-bit secret travels with the offer";
+  EXPECT_NE(offered.offer.port, 0);
+  const StoreOffer received = decode_offer(encode_offer(offered.offer));
+  const auto stores = as_ranks<std::shared_ptr<rendezvous::Store>>(size - 1, [&](int r) {
+    auto store = connect_to_offer(across_hosts(r + 1, size), received);
+    store->add("met", 1);
+    return store;
+  });
+  EXPECT_EQ(rendezvous::to_string(*offered.store->get("met")), "2");
+  EXPECT_FALSE(fs::exists(dir_ / fmt::format("kolo-{}", ::getuid()))) << "no file across hosts";
+}
+
+TEST_F(StoreOfferTest, TheUsersSecretAndPortWinAndTheSecretDoesNotTravel) {
+  const uint16_t port = free_port();
+  Config rank0 = across_hosts(0, 2, "the-users-secret");
+  rank0.rendezvous.port = port;
+  OfferedStore offered = offer_store(rank0, {"127.0.0.1"});
+  EXPECT_EQ(offered.offer.port, port);
+  EXPECT_EQ(offered.offer.secret, "");
+  auto store = connect_to_offer(across_hosts(1, 2, "the-users-secret"), offered.offer);
+  store->set("k", rendezvous::to_bytes("v"));
+  EXPECT_EQ(rendezvous::to_string(*offered.store->get("k")), "v");
+  try {
+    connect_to_offer(across_hosts(1, 2), offered.offer);
+    FAIL() << "a rank without the user's secret connected";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 has none"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StoreOfferTest, RankZerosFailureReachesTheOthers) {
+  StoreOffer failed;
+  failed.error = "rank 0 could not host the job's rendezvous store on 0.0.0.0:1 (denied)";
+  try {
+    connect_to_offer(across_hosts(1, 2), failed);
+    FAIL() << "connected to a store rank 0 could not host";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("0.0.0.0:1 (denied)"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StoreOfferTest, NoAddressAnsweringNamesEveryAddressTried) {
+  const uint16_t port = free_port();  // nothing listens there
+  Config config = across_hosts(1, 2);
+  config.rendezvous.timeout = std::chrono::milliseconds(300);
+  try {
+    connect_to_offer(config, StoreOffer{{"127.0.0.1", "127.0.0.2"}, port, "s", ""});
+    FAIL() << "connected to nothing";
+  } catch (const TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 1 of 2 (started by mpirun (OpenMPI)) reached none"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find(fmt::format("127.0.0.1:{}", port)), std::string::npos) << what;
+    EXPECT_NE(what.find(fmt::format("127.0.0.2:{}", port)), std::string::npos) << what;
+    EXPECT_NE(what.find("KOLO_IFACE"), std::string::npos) << what;
+  }
+}
+
+TEST_F(StoreOfferTest, RanksOfOneMachineOnNodesTheLauncherTellsApartAreOnTwoHosts) {
+  // Network namespaces or containers share the host name and the boot: the
+  // launcher's node (OpenMPI's daemon) still tells the hosts apart.
+  std::promise<StoreOffer> offer_made;
+  std::shared_future<StoreOffer> offer = offer_made.get_future().share();
+  std::vector<std::string> mesh_address(4);
+  // Each rank's store outlives every rank's last call (rank 0's hosts them).
+  const auto joined = as_ranks<Joined>(4, [&](int rank) {
+    Config config = across_hosts(rank, 4);
+    config.foreign_launcher->local_size = 2;
+    config.foreign_launcher->local_rank = rank % 2;
+    config.foreign_launcher->node_key = fmt::format("ompi-daemon-7.{}", rank / 2);
+    std::shared_ptr<rendezvous::Store> store;
+    if (rank == 0) {
+      OfferedStore offered = offer_store(config, {"127.0.0.1"});
+      offer_made.set_value(offered.offer);
+      store = offered.store;
+    } else {
+      store = connect_to_offer(config, offer.get(), &config.rendezvous.reached_rank0_at);
+      EXPECT_EQ(config.rendezvous.reached_rank0_at, "127.0.0.1");
+    }
+    complete_foreign_layout(*store, config);
+    mesh_address[static_cast<size_t>(rank)] = config.settings.text("KOLO_ADDRESS");
+    store->set(fmt::format("done/{}", rank), rendezvous::to_bytes("1"));
+    store->wait({"done/0", "done/1", "done/2", "done/3"}, std::chrono::seconds(10));
+    return Joined{config.layout, store};
+  });
+  for (int r = 0; r < 4; ++r) {
+    const RankLayout& layout = joined[r].first;
+    EXPECT_EQ(layout.local_rank, r % 2);
+    EXPECT_EQ(layout.local_size, 2);
+    EXPECT_EQ(layout.cross_rank, r / 2);
+    EXPECT_EQ(layout.cross_size, 2);
+    // The network on which the other host reached rank 0 carries the mesh.
+    EXPECT_EQ(mesh_address[static_cast<size_t>(r)], "127.0.0.1") << "rank " << r;
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace kolo::runner {
 namespace {
 
@@ -69,6 +71,23 @@ TEST(MpirunCommand, EveryOptionInItsPlace) {
                                                                          "train.py",
                                                                          "--lr",
                                                                          "0.1"}));
+}
+
+TEST(MpirunCommand, SshPolicyAndKnownHostsGoToMpirunsSsh) {
+  LaunchOptions o = two_local_ranks();
+  o.ssh.port = 2222;
+  o.ssh.host_key_checking = "yes";
+  o.ssh.known_hosts_file = "/k/known_hosts";
+  o.ssh.options = {"ConnectTimeout=5"};
+  const Words argv = mpirun_command(o, {}, /*as_root=*/false);
+  const auto at = std::find(argv.begin(), argv.end(), "plm_rsh_args");
+  ASSERT_NE(at, argv.end());
+  EXPECT_EQ(*(at + 1),
+            "-p 2222 -o ConnectTimeout=5 -o StrictHostKeyChecking=yes -o "
+            "UserKnownHostsFile=/k/known_hosts");
+  o.ssh = SshOptions{};  // ssh's defaults: nothing to pass
+  const Words plain = mpirun_command(o, {}, /*as_root=*/false);
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "plm_rsh_args"), plain.end());
 }
 
 TEST(MpirunCommand, UsersWordsAreNotRepeated) {
