@@ -58,8 +58,8 @@ MpiOps::MpiOps() {
   constexpr auto ops = std::make_index_sequence<kNumReduceOps>();
   const std::array<std::array<MPI_User_function*, kNumReduceOps>, kUserTypeCount> functions = {
       functions_for<DataType::kFloat16>(ops), functions_for<DataType::kBFloat16>(ops),
-      functions_for<DataType::kBool>(ops), functions_for<DataType::kUInt8>(ops),
-      functions_for<DataType::kInt8>(ops), functions_for<DataType::kInt16>(ops)};
+      functions_for<DataType::kBool>(ops),    functions_for<DataType::kUInt8>(ops),
+      functions_for<DataType::kInt8>(ops),    functions_for<DataType::kInt16>(ops)};
   for (size_t t = 0; t < functions.size(); ++t)
     for (size_t o = 0; o < kNumReduceOps; ++o)
       MPI_Op_create(functions[t][o], /*commute=*/1, &user_ops_[t][o]);

@@ -110,7 +110,9 @@ inline constexpr Spec kTable[] = {
      .kind = Kind::kString,
      .section = kRendezvous,
      .description = "per-job secret; every store request carries an HMAC-SHA256 made with it",
-     .default_doc = "(none; required when size > 1)",
+     .default_doc = "(none: kolorun and kolo.run make one per job; rank 0 makes one under "
+                    "mpirun, srun or torchrun on one host, and under mpirun across hosts where "
+                    "the MPI plugin loads; the user gives one elsewhere across hosts)",
      .secret = true},
     {.name = "KOLO_RENDEZVOUS_PREFIX",
      .kind = Kind::kString,
