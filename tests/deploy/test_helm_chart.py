@@ -9,7 +9,7 @@ import subprocess
 import kubernetes_validate
 import pytest
 
-from conftest import run_renderer
+from chart_render import run_renderer
 
 # The oldest Kubernetes still widely run and the newest the package ships.
 KUBERNETES_VERSIONS = ["1.29.0", "1.37.0"]
