@@ -64,7 +64,8 @@ def test_defaults_render_a_workstation_of_a_driver_and_three_workers(render, tmp
     ]
     driver = r.one("Deployment")["spec"]["template"]["spec"]
     assert driver["hostname"] == "ddp-kolo-driver"
-    assert env_of(driver)["MODE"] == "IDLE"
+    assert env_of(driver)["MODE"] == "RUN"
+    assert driver["containers"][0]["args"] == ["sleep", "infinity"]
     assert env_of(sts["spec"]["template"]["spec"])["MODE"] == "WORKER"
     assert sts["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["tcpSocket"]["port"] == "ssh"
     # Without a given key the chart makes one; OpenSSH derives its public half.
