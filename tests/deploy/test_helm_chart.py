@@ -175,11 +175,45 @@ def test_driver_job_runs_the_entrypoint_main_mode_once(render):
     assert "Deployment" not in r.kinds()
 
 
+def test_data_from_object_storage_reaches_every_pod(render):
+    r = render(
+        "--set", "data.url=s3://kolo-training-data/mnist/",
+        "--set", "data.s3EndpointUrl=http://minio.storage:9000",
+        "--set", "data.dir=/scratch/mnist",
+        "--set", "data.credentialsSecret=s3-credentials",
+    )  # fmt: skip
+    assert_valid(r)
+    for spec in pod_specs(r):
+        env = env_of(spec)
+        assert (env["DATA_URL"], env["S3_ENDPOINT_URL"], env["DATA_DIR"]) == (
+            "s3://kolo-training-data/mnist/",
+            "http://minio.storage:9000",
+            "/scratch/mnist",
+        )
+        assert spec["containers"][0]["envFrom"] == [{"secretRef": {"name": "s3-credentials"}}]
+    # Onto the shared volume when no dir is given.
+    on_pvc = render("--set", "data.url=s3://b/p/", "--set", "datasetPvc.enabled=true")
+    assert {env_of(spec)["DATA_DIR"] for spec in pod_specs(on_pvc)} == {"/data"}
+    assert all("DATA_URL" not in env_of(spec) for spec in pod_specs(render()))
+
+
+def test_horovod_paths_mount_the_same_files_under_horovods_names(render):
+    for spec in pod_specs(render()):
+        volume = next(v for v in spec["volumes"] if v["name"] == "generated-horovod")
+        paths = {item["key"]: item["path"] for item in volume["configMap"]["items"]}
+        assert paths == {"hostfile": "hostfile", "discovery.conf": "discovery.conf", "discover-hosts.sh": "discoverHosts.sh"}
+        mounts = {m["name"]: m["mountPath"] for m in spec["containers"][0]["volumeMounts"]}
+        assert mounts["generated-horovod"] == "/horovod/generated"
+    for spec in pod_specs(render("--set", "horovodPaths=false")):
+        assert "generated-horovod" not in str(spec)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["--set", "ssh.useSecret=true"], "ssh.useSecret=true needs ssh.hostKey"),
         (["--set", "discovery.mode=api"], 'discovery.mode must be dns or kubectl, not "api"'),
+        (["--set", "data.url=s3://b/p/"], "data.url needs data.dir (or datasetPvc.enabled)"),
     ],
 )
 def test_bad_values_fail_with_a_clear_message(renderer, args, message):

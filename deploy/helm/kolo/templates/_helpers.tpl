@@ -42,9 +42,30 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.ssh.port | quote }}
 - name: SSH_KEY_DIR
   value: /etc/kolo/ssh
-{{- if .Values.datasetPvc.enabled }}
+{{- $dataDir := .Values.data.dir | default (ternary .Values.datasetPvc.mountPath "" .Values.datasetPvc.enabled) }}
+{{- if and .Values.data.url (not $dataDir) }}
+{{- fail "data.url needs data.dir (or datasetPvc.enabled): where to put the data" }}
+{{- end }}
+{{- with $dataDir }}
 - name: DATA_DIR
-  value: {{ .Values.datasetPvc.mountPath | quote }}
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.data.url }}
+- name: DATA_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.data.s3EndpointUrl }}
+- name: S3_ENDPOINT_URL
+  value: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The data credentials, as environment variables from their Secret. */}}
+{{- define "kolo.envFrom" -}}
+{{- with .Values.data.credentialsSecret }}
+envFrom:
+  - secretRef:
+      name: {{ . }}
 {{- end }}
 {{- end -}}
 
@@ -57,6 +78,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   readOnly: true
 - name: shm
   mountPath: /dev/shm
+{{- if .Values.horovodPaths }}
+- name: generated-horovod
+  mountPath: /horovod/generated
+  readOnly: true
+{{- end }}
 {{- if .Values.datasetPvc.enabled }}
 - name: dataset
   mountPath: {{ .Values.datasetPvc.mountPath }}
@@ -72,6 +98,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   configMap:
     name: {{ include "kolo.fullname" . }}
     defaultMode: 0555
+{{- if .Values.horovodPaths }}
+- name: generated-horovod
+  configMap:
+    name: {{ include "kolo.fullname" . }}
+    defaultMode: 0555
+    items:
+      - key: hostfile
+        path: hostfile
+      - key: discovery.conf
+        path: discovery.conf
+      - key: discover-hosts.sh
+        path: discoverHosts.sh
+{{- end }}
 - name: shm
   emptyDir:
     medium: Memory
