@@ -18,7 +18,7 @@ VENV_STAMP := $(VENV)/.kolo-venv
 TEST_DEPS := tensorboard kubernetes-validate==1.37.0
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
-.PHONY: all deps build python python-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
+.PHONY: all deps build python python-test deploy-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
 
 all: build
 
@@ -51,6 +51,11 @@ $(TEST_DEPS_STAMP): $(VENV_STAMP) Makefile
 
 python-test: python $(TEST_DEPS_STAMP)
 	./scripts/run-python-tests.sh $(VENV)
+
+# The deployment tests alone (python-test runs them too): the Helm chart and
+# the Kubeflow manifests; they need no Kolo build.
+deploy-test: $(TEST_DEPS_STAMP)
+	timeout 900 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
