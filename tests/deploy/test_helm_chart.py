@@ -8,6 +8,7 @@ import subprocess
 
 import kubernetes_validate
 import pytest
+import yaml
 
 from chart_render import run_renderer
 
@@ -206,6 +207,38 @@ def test_horovod_paths_mount_the_same_files_under_horovods_names(render):
         assert mounts["generated-horovod"] == "/horovod/generated"
     for spec in pod_specs(render("--set", "horovodPaths=false")):
         assert "generated-horovod" not in str(spec)
+
+
+SCHEDULING_VALUES = """
+podSecurityContext:
+  fsGroup: 1000
+nodeSelector:
+  kolo/pool: training
+tolerations:
+  - {key: gpu, operator: Exists, effect: NoSchedule}
+affinity:
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector: {matchLabels: {app.kubernetes.io/component: worker}}
+"""
+
+
+def test_scheduling_values_from_a_values_file_reach_both_pod_kinds(render, tmp_path):
+    values = tmp_path / "values.yaml"
+    values.write_text(SCHEDULING_VALUES)
+    r = render("-f", str(values))
+    assert_valid(r)
+    wanted = yaml.safe_load(SCHEDULING_VALUES)
+    for spec in pod_specs(r):
+        assert spec["securityContext"] == wanted["podSecurityContext"]
+        assert (spec["nodeSelector"], spec["tolerations"], spec["affinity"]) == (
+            wanted["nodeSelector"],
+            wanted["tolerations"],
+            wanted["affinity"],
+        )
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,7 @@ func renderTemplates(dir, chartName string, top map[string]interface{}) (map[str
 }
 
 // funcMap is sprig's functions plus helm's own (include, tpl, toYaml,
-// fromYaml, required), less env and expandenv, which helm removes so that
+// fromYaml, required, lookup), less env and expandenv, which helm removes so that
 // a chart renders the same on every machine.
 func funcMap(root *template.Template) template.FuncMap {
 	f := sprig.TxtFuncMap()
@@ -86,6 +86,10 @@ func funcMap(root *template.Template) template.FuncMap {
 			m["Error"] = err.Error()
 		}
 		return m
+	}
+	// Like `helm template`, the renderer reaches no cluster: lookup finds nothing.
+	f["lookup"] = func(apiVersion, kind, namespace, name string) map[string]interface{} {
+		return map[string]interface{}{}
 	}
 	f["required"] = func(msg string, v interface{}) (interface{}, error) {
 		if v == nil {

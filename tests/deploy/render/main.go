@@ -1,7 +1,7 @@
 // Command render is a test-only stand-in for `helm template`: it renders a
 // chart with Go's text/template and sprig, the engine Helm itself uses, for
 // the features Kolo's chart uses (.Values, .Release, .Chart, .Files, include,
-// tpl, toYaml, required, fail and sprig's functions). Helm itself cannot be
+// tpl, toYaml, required, lookup, fail and sprig's functions). Helm itself cannot be
 // installed here (it is neither in Debian nor on PyPI), and the tests must
 // render the chart with a real template engine, not by reading it.
 //

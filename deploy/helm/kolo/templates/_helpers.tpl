@@ -136,6 +136,10 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/* The ssh key text as given, less the indentation seed 000's `sed 's/^/    /'` adds, ending in one newline (OpenSSH wants it). */}}
