@@ -22,6 +22,7 @@ TEMPLATES = {
         data:
           count: {{ .Values.count | quote }}
           countKind: {{ kindOf .Values.count }}
+          fileNumberKind: {{ kindOf .Values.nested.number }}
           flag: {{ kindOf .Values.flag }}
           str: {{ kindOf .Values.str }}
           nested: {{ .Values.nested.inner | quote }}
@@ -48,7 +49,7 @@ def chart(tmp_path):
     (root / "files").mkdir()
     (root / "Chart.yaml").write_text("apiVersion: v2\nname: t\nversion: 1.2.3\n")
     (root / "values.yaml").write_text(
-        "count: 1\nflag: false\nstr: abc\nnested: {inner: a, kept: k}\nfile: ''\ntemplated: '{{ .Release.Name }}!'\n"
+        "count: 1\nflag: false\nstr: abc\nnested: {inner: a, kept: k, number: 2}\nfile: ''\ntemplated: '{{ .Release.Name }}!'\n"
     )
     (root / "files" / "hello.sh").write_text("echo hi\n")
     for name, text in TEMPLATES.items():
@@ -85,6 +86,7 @@ def test_values_layers_and_functions(renderer, chart, tmp_path):
     assert cm["metadata"] == {"name": "rel-t", "namespace": "ns"}
     d = cm["data"]
     assert (d["count"], d["countKind"], d["flag"], d["str"]) == ("7", "int64", "bool", "string")
+    assert d["fileNumberKind"] == "float64"  # as helm reads values files, through JSON
     assert (d["nested"], d["kept"]) == ("from-file", "k")  # -f merges, it does not replace
     assert d["file"] == "line 1\nline 2\n"
     assert d["missing"] == ""  # helm prints nothing for a missing value, not "<no value>"
@@ -93,7 +95,7 @@ def test_values_layers_and_functions(renderer, chart, tmp_path):
     assert d["shell"] == "echo hi"
     assert d["chartVersion"] == "1.2.3"
     assert d["upper"] == "123"
-    assert yaml.safe_load(d["yaml"]) == {"inner": "from-file", "kept": "k"}
+    assert yaml.safe_load(d["yaml"]) == {"inner": "from-file", "kept": "k", "number": 2}
 
 
 def test_required_fails_with_its_message(renderer, chart):

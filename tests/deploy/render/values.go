@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,14 +44,33 @@ func readYAMLMap(path string) (map[string]interface{}, error) {
 	return m, nil
 }
 
+// readValuesFile reads a values file as helm does: YAML converted to JSON and
+// back, so every number is a float64 (a template that needs an integer must
+// say `int`, and helm fails where it does not; so must this renderer).
+func readValuesFile(path string) (map[string]interface{}, error) {
+	m, err := readYAMLMap(path)
+	if err != nil {
+		return nil, err
+	}
+	text, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	values := map[string]interface{}{}
+	if err := json.Unmarshal(text, &values); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return values, nil
+}
+
 // loadValues layers the overrides over the chart's values.yaml.
 func loadValues(dir string, o overrides) (map[string]interface{}, error) {
-	values, err := readYAMLMap(filepath.Join(dir, "values.yaml"))
+	values, err := readValuesFile(filepath.Join(dir, "values.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range o.files {
-		extra, err := readYAMLMap(f)
+		extra, err := readValuesFile(f)
 		if err != nil {
 			return nil, err
 		}
