@@ -209,6 +209,19 @@ def test_horovod_paths_mount_the_same_files_under_horovods_names(render):
         assert "generated-horovod" not in str(spec)
 
 
+def test_install_notes_give_the_commands_for_this_release(renderer, render):
+    notes = run_renderer(renderer, ["--notes", "--set", "worker.number=4", "--set", "worker.slots=2"], name="kolo-ddp")
+    assert notes.returncode == 0, notes.stderr
+    assert "kubectl exec -it deploy/kolo-ddp-driver -n ddp -- bash" in notes.stdout
+    # -np is every slot of the hostfile: the driver's 1 and 4 workers' 2.
+    hostfile = render("--set", "worker.number=4", "--set", "worker.slots=2", name="kolo-ddp").one("ConfigMap")["data"]["hostfile"]
+    slots = sum(int(line.split("slots=")[1]) for line in hostfile.splitlines() if line)
+    assert f"kolorun -np {slots} --hostfile /kolo/generated/hostfile" in notes.stdout and slots == 9
+    job_notes = run_renderer(renderer, ["--notes", "--set", "driver.job.enabled=true"])
+    assert "kubectl logs -f job/ddp-kolo-driver -n ddp" in job_notes.stdout
+    assert "kubectl exec" not in job_notes.stdout
+
+
 SCHEDULING_VALUES = """
 podSecurityContext:
   fsGroup: 1000

@@ -5,7 +5,7 @@
 // installed here (it is neither in Debian nor on PyPI), and the tests must
 // render the chart with a real template engine, not by reading it.
 //
-//	render [--name NAME] [--namespace NS] [-f values.yaml]... \
+//	render [--name NAME] [--namespace NS] [--notes] [-f values.yaml]... \
 //	       [--set key.path=value]... [--set-string k=v]... [--set-file k=path]... CHART_DIR
 //
 // The rendered objects go to stdout as `helm template` prints them: each
@@ -30,6 +30,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func main() {
 	name := flag.String("name", "release", "the release name (.Release.Name)")
+	notes := flag.Bool("notes", false, "print the rendered NOTES.txt (what helm install prints) instead of the objects")
 	namespace := flag.String("namespace", "default", "the release namespace (.Release.Namespace)")
 	var valueFiles, sets, setStrings, setFiles listFlag
 	flag.Var(&valueFiles, "f", "a values file merged over values.yaml (repeatable)")
@@ -41,7 +42,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "render: expected one chart directory")
 		os.Exit(2)
 	}
-	out, err := renderChart(flag.Arg(0), *name, *namespace, overrides{valueFiles, sets, setStrings, setFiles})
+	out, err := renderChart(flag.Arg(0), *name, *namespace, *notes, overrides{valueFiles, sets, setStrings, setFiles})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "render: %v\n", err)
 		os.Exit(1)
@@ -55,7 +56,7 @@ type overrides struct {
 	files, sets, setStrings, setFiles []string
 }
 
-func renderChart(dir, name, namespace string, o overrides) (string, error) {
+func renderChart(dir, name, namespace string, notes bool, o overrides) (string, error) {
 	chart, err := loadChartMeta(filepath.Join(dir, "Chart.yaml"))
 	if err != nil {
 		return "", err
@@ -84,9 +85,16 @@ func renderChart(dir, name, namespace string, o overrides) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// NOTES.txt is what `helm install` prints afterwards, never an object.
+	notesName := chart["Name"].(string) + "/templates/NOTES.txt"
+	if notes {
+		return strings.TrimSpace(rendered[notesName]) + "\n", nil
+	}
 	names := make([]string, 0, len(rendered))
 	for n := range rendered {
-		names = append(names, n)
+		if n != notesName {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	var b strings.Builder
