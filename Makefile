@@ -13,10 +13,12 @@ VENV ?= .venv
 PYTHON := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.kolo-venv
 # Test-only Python packages Debian lacks (tensorboard: the elastic seed
-# script writes a SummaryWriter log).
+# script writes a SummaryWriter log; kubernetes-validate: Kubernetes' schemas,
+# offline, for tests/deploy).
+TEST_DEPS := tensorboard kubernetes-validate==1.37.0
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
-.PHONY: all deps build python python-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
+.PHONY: all deps build python python-test deploy-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
 
 all: build
 
@@ -42,12 +44,18 @@ $(VENV_STAMP): $(STAMP)
 python: $(VENV_STAMP)
 	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 
-$(TEST_DEPS_STAMP): $(VENV_STAMP)
-	$(PYTHON) -m pip install -q --disable-pip-version-check tensorboard
+# Also remade when this file changes, so a package added above gets installed.
+$(TEST_DEPS_STAMP): $(VENV_STAMP) Makefile
+	$(PYTHON) -m pip install -q --disable-pip-version-check $(TEST_DEPS)
 	touch $(TEST_DEPS_STAMP)
 
 python-test: python $(TEST_DEPS_STAMP)
 	./scripts/run-python-tests.sh $(VENV)
+
+# The deployment tests alone (python-test runs them too): the Helm chart and
+# the Kubeflow manifests; they need no Kolo build.
+deploy-test: $(TEST_DEPS_STAMP)
+	timeout 900 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)

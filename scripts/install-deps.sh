@@ -26,6 +26,9 @@ packages=(
   python3-mpi4py
   # The elastic seed script (tests/python/launcher/seeds) imports these.
   python3-torchvision python3-filelock
+  # tests/deploy: the chart renderer (Go's text/template with sprig, as helm
+  # renders) is built offline from these, and shellcheck checks the scripts.
+  golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev shellcheck
 )
 
 missing=()

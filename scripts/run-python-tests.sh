@@ -3,6 +3,8 @@
 #   tests/python/multirank: pytest inside every rank, under kolorun -np 2 and -np 3
 #                           (every rank runs the same tests in the same order).
 #   tests/python/launcher:  plain pytest; these tests start their own jobs.
+#   tests/deploy:           plain pytest; the Helm chart and Kubeflow manifests
+#                           (rendered, schema-checked, scripts run and shellchecked).
 # Every run has a wall-clock limit; -x ends a rank at its first failure, and
 # kolorun then stops the others, so a failure never leaves ranks waiting.
 set -euo pipefail
@@ -24,3 +26,5 @@ for np in 2 3; do
 done
 echo "== python launcher tests"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
+echo "== deployment tests"
+timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/deploy
