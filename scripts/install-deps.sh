@@ -26,6 +26,8 @@ packages=(
   python3-mpi4py
   # The elastic seed script (tests/python/launcher/seeds) imports these.
   python3-torchvision python3-filelock
+  # The chart of `kolo timeline summary` (python/kolo/timeline/chart.py).
+  python3-matplotlib
 )
 
 missing=()
