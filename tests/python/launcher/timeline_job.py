@@ -1,7 +1,7 @@
-"""A small training-like loop for the timeline tests: after a warmup allreduce, per step, four gradients
-reduced asynchronously (so they fuse), a broadcast and a loss allreduce; at
-STALL_STEP rank 1 submits the loss late, which must show as a stall and as
-rank 1 being the slowest rank.
+"""A small training-like loop for the timeline tests: after a warmup
+allreduce, per step, four gradients reduced asynchronously (so they fuse), a
+broadcast and a loss allreduce; at STALL_STEP rank 1 submits the loss late,
+which must show as a stall and as rank 1 being the slowest rank.
 
 usage: timeline_job.py STEPS STALL_STEP STALL_SECONDS
 """
