@@ -1,11 +1,11 @@
 """The PNG of `kolo timeline summary`: where each step's time went.
 
-One stacked bar per step (the k-th use of every tensor): its tensors' time
-in each phase, summed, in milliseconds above and as shares of the step below
-(so a step dwarfed by a stall still shows its mix). Tensors overlap in time
-(several negotiate, queue or run fused together), so a bar can be taller than
-the step lasted; the dots give the step's wall-clock span, from its first
-negotiation to its last op's end.
+One stacked bar per step (see summary.py): its tensors' time in each phase,
+summed, in milliseconds above and as shares of the step below (so a step
+dwarfed by a stall still shows its mix). Tensors overlap in time (several
+negotiate, queue or run fused together), so a bar can be taller than the step
+lasted; the dots give the step's wall-clock span, from its first negotiation
+to its last op's end.
 """
 
 from kolo.timeline.operations import PHASES
@@ -60,7 +60,7 @@ def write_chart(summary, path, title):
         absolute.legend(loc="upper right", fontsize="small")
         shares.set_ylabel("% of the step")
         shares.set_ylim(0, 100)
-        shares.set_xlabel("step (k-th use of each tensor)")
+        shares.set_xlabel("step (k-th use of the most used tensors)")
         shares.margins(x=0.01)
         fig.tight_layout()
         # No bbox_inches="tight": it would change the size from WIDTH x HEIGHT.

@@ -72,7 +72,8 @@ def run_summary(args):
         return 0
     chart_path = args.chart or _default_chart_path(args.file)
     try:
-        write_chart(summary, chart_path, f"Where each step's time went: {os.path.basename(args.file)}")
+        title = f"Where each step's time went: {os.path.basename(args.file)}"
+        write_chart(summary, chart_path, title)
     except (ChartUnavailable, OSError) as e:
         print(f"{PROG}: cannot write the chart '{chart_path}': {e}", file=sys.stderr)
         return 1
@@ -82,6 +83,9 @@ def run_summary(args):
 
 def main(argv=None, prog=PROG):
     args = build_parser(prog).parse_args(argv)
-    if args.command == "summary":
-        return run_summary(args)
-    return 2  # unreachable: the parser requires a known command
+    try:
+        return run_summary(args)  # the parser accepts no other command
+    except BrokenPipeError:
+        # `kolo timeline summary FILE | head`: the reader has gone, which is no error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -21,7 +21,8 @@ class Operation:
 
     def __init__(self, tensor, index):
         self.tensor = tensor
-        self.index = index  # the how-many-th use of this tensor, from 0: its step
+        self.index = index  # the how-many-th use of this tensor, from 0
+        self.step = index  # summary.assign_steps may move it
         self.op = None
         self.negotiate = None  # [start, end]
         self.span = None  # [start, end] of the op

@@ -66,6 +66,6 @@ def format_summary(summary, path, top_tensors, top_stalls, stall_ms):
         if op.ready:
             last_rank = max(op.ready, key=lambda r: r[1])[0]
             last = f", last ready: rank {last_rank}"
-        lines.append(f"  {_ms(waited)} ms at {_ms(op.negotiate[0])} ms, step {op.index}{last}: "
+        lines.append(f"  {_ms(waited)} ms at {_ms(op.negotiate[0])} ms, step {op.step}{last}: "
                      f"{op.tensor}")
     return "\n".join(lines)

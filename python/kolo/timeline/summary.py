@@ -1,11 +1,35 @@
 """Totals of a timeline: per tensor, per phase, per step, per rank, and its stalls.
 
-A step is the k-th use of every tensor: a training loop that reduces each
-gradient once per iteration thus gets one step per iteration, without the
-timeline having to mark iterations.
+A step is the k-th use of the tensors used most often: a training loop that
+reduces each gradient once per iteration thus gets one step per iteration,
+without the timeline having to mark iterations. Tensors used less often (a
+broadcast of the parameters at the start, a metric once per epoch) count in
+the step during which they began, rather than stretching the first steps
+over the whole run.
 """
 
+import bisect
+from collections import Counter
+
 from kolo.timeline.operations import PHASES, rebuild_operations
+
+
+def assign_steps(operations):
+    """Sets `op.step` on every operation; returns the number of steps."""
+    if not operations:
+        return 0
+    uses = Counter(op.tensor for op in operations)
+    most = max(uses.values())
+    starts = [None] * most
+    for op in operations:
+        if uses[op.tensor] == most:
+            op.step = op.index
+            if starts[op.index] is None or op.start() < starts[op.index]:
+                starts[op.index] = op.start()
+    for op in operations:
+        if uses[op.tensor] != most:
+            op.step = max(0, bisect.bisect_right(starts, op.start()) - 1)
+    return most
 
 
 class TensorTotals:
@@ -46,9 +70,9 @@ class Summary:
         self.cut_short = cut_short
         self.tensors = {name: TensorTotals(name) for name in tensor_order}
         self.phases = dict.fromkeys(PHASES, 0)
-        self.steps = []
         self.ranks = {}
         self.stalls = []
+        self.steps = [StepTotals(i) for i in range(assign_steps(operations))]
         for op in operations:
             self._add(op, stall_us)
         self.stalls.sort(key=lambda op: op.negotiate[0] - op.negotiate[1])
@@ -59,9 +83,7 @@ class Summary:
         tensor.count += 1
         if op.op:
             tensor.ops.add(op.op)
-        while len(self.steps) <= op.index:
-            self.steps.append(StepTotals(len(self.steps)))
-        step = self.steps[op.index]
+        step = self.steps[op.step]
         step.start = op.start() if step.start is None else min(step.start, op.start())
         step.end = op.end() if step.end is None else max(step.end, op.end())
         for phase, us in times.items():
