@@ -194,11 +194,18 @@ class KoloStrategy(ParallelStrategy):
     def all_gather(self, tensor: torch.Tensor, group: Optional[Any] = None,
                    sync_grads: bool = False) -> torch.Tensor:
         """Every rank's `tensor` stacked along a new first dimension (shape
-        world_size x tensor.shape); differentiable only with sync_grads."""
+        world_size x tensor.shape); differentiable only with sync_grads, and
+        then as under DDP: a rank's tensor gets the sum over the ranks of
+        the gradients of its slot (hvd.allgather's backward, Horovod's,
+        averages them, so the gradient is scaled up by the set's size)."""
         process_set = _process_set(group)
         stacked = tensor.contiguous().unsqueeze(0)
         if sync_grads:
-            return hvd.allgather(stacked, process_set=process_set)
+            gathered = hvd.allgather(stacked, process_set=process_set)
+            if gathered.requires_grad:
+                ranks = process_set.size()
+                gathered.register_hook(lambda grad: grad * ranks)
+            return gathered
         with torch.no_grad():
             return hvd.allgather(stacked, process_set=process_set)
 
