@@ -13,7 +13,14 @@ VENV ?= .venv
 PYTHON := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.kolo-venv
 # Test-only Python packages Debian lacks (tensorboard: the elastic seed
-# script writes a SummaryWriter log).
+# script writes a SummaryWriter log; PyTorch Lightning for kolo.lightning's
+# tests). Lightning 2.0.9 is the newest that imports on Debian's torch
+# 1.13.0a0: 2.1 takes the pre-release tag for torch < 1.13 and then needs an
+# attribute torch 1.13 lacks; 2.2 requires torch >= 1.13.0, which pip finds
+# 1.13.0a0 is not, and 2.3+ require torch 2.
+# torchmetrics 1.5 is the newest that accepts torch 1.13. Not runtime
+# dependencies: kolo.lightning is only imported by Lightning users.
+LIGHTNING_PACKAGES := pytorch-lightning==2.0.9.post0 torchmetrics==1.5.2
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
 .PHONY: all deps build python python-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
@@ -42,8 +49,9 @@ $(VENV_STAMP): $(STAMP)
 python: $(VENV_STAMP)
 	$(PYTHON) -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
 
-$(TEST_DEPS_STAMP): $(VENV_STAMP)
-	$(PYTHON) -m pip install -q --disable-pip-version-check tensorboard
+# Depends on the Makefile too, so a changed pin reaches existing venvs.
+$(TEST_DEPS_STAMP): $(VENV_STAMP) Makefile
+	$(PYTHON) -m pip install -q --disable-pip-version-check tensorboard $(LIGHTNING_PACKAGES)
 	touch $(TEST_DEPS_STAMP)
 
 python-test: python $(TEST_DEPS_STAMP)
