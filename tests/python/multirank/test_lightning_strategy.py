@@ -207,3 +207,24 @@ def test_fit_equals_serial_data_parallel_step(batches_per_rank, scale_lr):
     torch.testing.assert_close(model.layer.weight, reference.weight, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(model.layer.bias, reference.bias, rtol=1e-5, atol=1e-6)
     assert trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(lr)
+
+
+class ScheduledRegression(Regression):
+    def configure_optimizers(self):
+        optimizer = torch.optim.SGD(self.parameters(), lr=LR)
+        return [optimizer], [torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)]
+
+
+def test_scale_lr_scales_the_schedulers_base_rates_too():
+    # The scheduler holds the optimizer Lightning built, the DistributedOptimizer
+    # shares its param_groups: the scaled rate is halved after each of 2 epochs.
+    x, y = job_data(batches_per_rank=2)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y),
+                                         batch_size=SAMPLES_PER_RANK)
+    trainer = pl.Trainer(strategy=KoloStrategy(), accelerator="cpu", devices=1, max_epochs=2,
+                         logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                         enable_model_summary=False)
+    trainer.fit(ScheduledRegression(seed=1), loader)
+    assert trainer.global_step == 4
+    assert trainer.lr_scheduler_configs[0].scheduler.base_lrs == [pytest.approx(LR * hvd.size())]
+    assert trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(LR * hvd.size() / 4)
