@@ -110,6 +110,15 @@ class KoloStrategy(ParallelStrategy):
     def distributed_sampler_kwargs(self) -> Dict[str, Any]:
         return {"num_replicas": self.world_size, "rank": self.global_rank}
 
+    def _configure_launcher(self) -> None:
+        """Lightning calls this while building the Trainer. No launcher: the
+        ranks exist already. One device per rank, as in every Kolo job."""
+        if self.parallel_devices is not None and len(self.parallel_devices) > 1:
+            raise ValueError(f"kolo: KoloStrategy drives one device per rank, but the Trainer "
+                             f"asked for {len(self.parallel_devices)} (devices=); use devices=1 "
+                             f"and start one rank per device with kolorun -np")
+        self._launcher = None
+
     def setup_environment(self) -> None:
         hvd.init()
         rank_zero_only.rank = self.global_rank

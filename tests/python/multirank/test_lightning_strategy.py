@@ -63,6 +63,12 @@ def test_registered_names_build_kolo_strategies():
                          enable_progress_bar=False, enable_model_summary=False)
     assert isinstance(trainer.strategy, KoloStrategy)
     assert (trainer.world_size, trainer.global_rank) == (hvd.size(), hvd.rank())
+    assert trainer.strategy.launcher is None  # the ranks exist: Lightning spawns none
+
+
+def test_more_than_one_device_per_rank_is_refused():
+    with pytest.raises(ValueError, match="one device per rank"):
+        pl.Trainer(strategy=KoloStrategy(), accelerator="cpu", devices=2, logger=False)
 
 
 # --- collectives ----------------------------------------------------------------------
