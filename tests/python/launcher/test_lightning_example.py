@@ -7,6 +7,7 @@ not installed (`make python-test` installs the pinned version)."""
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -32,9 +33,10 @@ def kolorun():
                                                               "kolorun")
 
 
-def run_example(*args, timeout=240):
-    job = subprocess.run([kolorun(), "-np", "2", sys.executable, SCRIPT, *args],
-                         capture_output=True, text=True, timeout=timeout)
+def run_example(*args, launcher=None, env=None, timeout=240):
+    launcher = launcher or [kolorun(), "-np", "2"]
+    job = subprocess.run([*launcher, sys.executable, SCRIPT, *args], capture_output=True,
+                         text=True, env=env, timeout=timeout)
     return job, f"exit status {job.returncode}\nstdout:\n{job.stdout}\nstderr:\n{job.stderr}"
 
 
@@ -84,3 +86,18 @@ def test_lightning_example_fails_loudly_below_min_accuracy():
     job, report = run_example("--epochs", "1", "--min-accuracy", "1.0")
     assert job.returncode != 0, report
     assert "below --min-accuracy" in job.stderr, report
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="OpenMPI's mpirun is not installed")
+def test_lightning_example_under_mpirun():
+    # Another launcher starts the ranks; Kolo (not Lightning) reads its variables.
+    mpirun = [shutil.which("mpirun"), "-np", "2", "--oversubscribe"]
+    if os.geteuid() == 0:
+        mpirun.append("--allow-run-as-root")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("KOLO_", "HOROVOD_", "OMPI_", "PMIX_", "PMI_", "SLURM_"))}
+    job, report = run_example("--epochs", "10", "--min-accuracy", "0.9", launcher=mpirun,
+                              env=env)
+    assert job.returncode == 0, report
+    assert reported_accuracy(job, report) > 90, report
+    check_both_ranks_split_the_data(job, report)
