@@ -14,8 +14,15 @@ PYTHON := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.kolo-venv
 # Test-only Python packages Debian lacks (tensorboard: the elastic seed
 # script writes a SummaryWriter log; kubernetes-validate: Kubernetes' schemas,
-# offline, for tests/deploy).
-TEST_DEPS := tensorboard kubernetes-validate==1.37.0
+# offline, for tests/deploy; PyTorch Lightning for kolo.lightning's tests).
+# Lightning 2.0.9 is the newest that imports on Debian's torch 1.13.0a0: 2.1
+# takes the pre-release tag for torch < 1.13 and then needs an attribute torch
+# 1.13 lacks; 2.2 requires torch >= 1.13.0, which pip finds 1.13.0a0 is not,
+# and 2.3+ require torch 2. torchmetrics 1.5 is the newest that accepts torch
+# 1.13. Not runtime dependencies: kolo.lightning is only imported by Lightning
+# users.
+LIGHTNING_PACKAGES := pytorch-lightning==2.0.9.post0 torchmetrics==1.5.2
+TEST_DEPS := tensorboard kubernetes-validate==1.37.0 $(LIGHTNING_PACKAGES)
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
 .PHONY: all deps build python python-test deploy-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean

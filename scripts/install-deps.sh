@@ -29,6 +29,8 @@ packages=(
   # tests/deploy: the chart renderer (Go's text/template with sprig, as helm
   # renders) is built offline from these, and shellcheck checks the scripts.
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev shellcheck
+  # The chart of `kolo timeline summary` (python/kolo/timeline/chart.py).
+  python3-matplotlib
 )
 
 missing=()

@@ -28,8 +28,9 @@ from tqdm import tqdm
 import kolo.torch as hvd  # or: import horovod.torch as hvd
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+def argument_parser(description):
+    """The options this script shares with lightning_mnist.py."""
+    p = argparse.ArgumentParser(description=description,
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--epochs", type=int, default=None,
                    help="passes over the training set (default: 20 on the 8x8 digits, 3 on MNIST)")
@@ -41,10 +42,15 @@ def parse_args():
     p.add_argument("--data-dir", default=None,
                    help="directory with mnist.npz or the MNIST idx files "
                         "(default: scikit-learn's digits)")
-    p.add_argument("--fp16-allreduce", action="store_true",
-                   help="compress gradients to float16 for the allreduce")
     p.add_argument("--min-accuracy", type=float, default=0.9,
                    help="exit with status 1 when the test accuracy ends below this fraction")
+    return p
+
+
+def parse_args():
+    p = argument_parser(__doc__.splitlines()[0])
+    p.add_argument("--fp16-allreduce", action="store_true",
+                   help="compress gradients to float16 for the allreduce")
     return p.parse_args()
 
 
@@ -121,6 +127,20 @@ def load_sklearn_digits():
 def to_dataset(x, y, mean, std):
     images = torch.from_numpy(((x - mean) / std).astype(np.float32)).unsqueeze(1)  # N,1,H,W
     return torch.utils.data.TensorDataset(images, torch.from_numpy(y.astype(np.int64)))
+
+
+def load_datasets(data_dir):
+    """(train set, test set, where they came from, default epochs) for --data-dir."""
+    if data_dir:
+        x_train, y_train, x_test, y_test = load_mnist(data_dir)
+        source, default_epochs = f"MNIST from {data_dir}", 3
+    else:
+        x_train, y_train, x_test, y_test = load_sklearn_digits()
+        source, default_epochs = "scikit-learn's 8x8 digits", 20
+    # Normalize with the training set's statistics: identical on every rank.
+    mean, std = x_train.mean(), x_train.std()
+    return (to_dataset(x_train, y_train, mean, std), to_dataset(x_test, y_test, mean, std),
+            source, default_epochs)
 
 
 # ---------------------------------------------------------------------------- model
@@ -209,24 +229,15 @@ def main():
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
 
-    if args.data_dir:
-        x_train, y_train, x_test, y_test = load_mnist(args.data_dir)
-        source, default_epochs = f"MNIST from {args.data_dir}", 3
-    else:
-        x_train, y_train, x_test, y_test = load_sklearn_digits()
-        source, default_epochs = "scikit-learn's 8x8 digits", 20
+    train_set, test_set, source, default_epochs = load_datasets(args.data_dir)
     epochs = args.epochs if args.epochs is not None else default_epochs
-    # Normalize with the training set's statistics: identical on every rank.
-    mean, std = x_train.mean(), x_train.std()
-    train_set = to_dataset(x_train, y_train, mean, std)
-    test_set = to_dataset(x_test, y_test, mean, std)
 
     # Horovod: each rank trains on its own 1/size of the data, reshuffled every epoch.
     sampler = torch.utils.data.distributed.DistributedSampler(
         train_set, num_replicas=hvd.size(), rank=hvd.rank(), shuffle=True, seed=args.seed)
     loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
 
-    model = Net(image_size=x_train.shape[-1])
+    model = Net(image_size=train_set.tensors[0].shape[-1])
     # Horovod: the effective batch is size times larger, so scale the learning rate with it.
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr * hvd.size(),
                                 momentum=args.momentum)

@@ -115,7 +115,15 @@ ResponseList Controller::full_negotiation(Clock::time_point now) {
   std::string answer;
   if (coordinator_) {
     for (size_t r = 0; r < all.size(); ++r) {
-      coordinator_->add(static_cast<int>(r), decode_requests(all[r]), now);
+      std::vector<Request> requests = decode_requests(all[r]);
+      for (const auto& request : requests) {
+        if (settings_.on_rank_request && request.op != OpType::kJoin) {
+          settings_.on_rank_request(
+              request.name, static_cast<int>(r),
+              std::chrono::microseconds(std::max<int64_t>(request.age_us, 0)));
+        }
+      }
+      coordinator_->add(static_cast<int>(r), requests, now);
     }
     ResponseList list = coordinator_->take_ready();
     stall_expired_ = false;

@@ -49,6 +49,11 @@ class Controller {
     StallSettings stall;
     // Receives the coordinator's stall warnings (after they are logged).
     std::function<void(const std::string&)> on_stall_warning;
+    // On the coordinating rank, for each request a full negotiation gathers:
+    // the tensor, the set rank that asked and how long ago that rank
+    // submitted it (the timeline's per-rank ready marks).
+    std::function<void(const std::string& tensor, int set_rank, std::chrono::microseconds age)>
+        on_rank_request;
   };
 
   Controller(backends::Backend& backend, Settings settings);

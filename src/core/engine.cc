@@ -157,6 +157,12 @@ std::shared_ptr<ProcessSet> Engine::make_set(int32_t id, std::vector<int> ranks)
     settings.stall = {config_.engine.stall_check_enabled, config_.engine.stall_warning_time,
                       config_.engine.stall_shutdown_time};
     settings.on_stall_warning = options_.on_stall_warning;
+    // Only rank 0 writes the timeline, so only the global set's coordinator
+    // (on rank 0) ever finds it active; set ranks map back to global ranks.
+    settings.on_rank_request = [this, ranks = set->ranks](const std::string& tensor, int set_rank,
+                                                          std::chrono::microseconds age) {
+      if (timeline_.active()) timeline_.negotiate_rank_ready(tensor, ranks.at(set_rank), age);
+    };
     set->controller = std::make_unique<Controller>(*set->backend, settings);
   }
   return set;

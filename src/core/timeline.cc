@@ -322,7 +322,7 @@ std::uint64_t Timeline::dropped_events() const {
 }
 
 void Timeline::record(Kind kind, std::string_view tensor, std::string_view name, int rank,
-                      TimelineArgs args) {
+                      TimelineArgs args, Clock::duration backdate) {
   if (!active()) return;
   std::size_t bytes = sizeof(Event) + tensor.size() + name.size();
   for (const auto& [key, value] : args)
@@ -338,8 +338,9 @@ void Timeline::record(Kind kind, std::string_view tensor, std::string_view name,
   }
   queued_bytes_ += bytes;
   // Stamped under the lock, so queue order is time order and each row's
-  // timestamps never go backwards even with several recording threads.
-  event.time = Clock::now();
+  // spans never go backwards even with several recording threads (only a
+  // backdated instant mark may be older than what precedes it).
+  event.time = Clock::now() - backdate;
   queue_.push_back(std::move(event));
   if (queue_.size() == kWakeEvents) wake_writer_.notify_one();
 }
@@ -386,8 +387,9 @@ void Timeline::negotiate_start(std::string_view tensor, std::string_view op) {
   record(Kind::kNegotiateStart, tensor, op);
 }
 
-void Timeline::negotiate_rank_ready(std::string_view tensor, int rank) {
-  record(Kind::kRankReady, tensor, {}, rank);
+void Timeline::negotiate_rank_ready(std::string_view tensor, int rank,
+                                    std::chrono::microseconds age) {
+  record(Kind::kRankReady, tensor, {}, rank, {}, age);
 }
 
 void Timeline::negotiate_end(std::string_view tensor) {

@@ -3,10 +3,14 @@
 //
 // Each tensor gets its own row (a pid, numbered in first-use order, named by a
 // "process_name" event). On that row: NEGOTIATE_<OP> while ranks agree (with an
-// instant event per rank that became ready), then the <OP> span holding the
+// instant event per rank that became ready, dated when that rank submitted the
+// tensor), then the <OP> span holding the
 // activities QUEUE, MEMCPY_IN_FUSION_BUFFER, the collective and
 // MEMCPY_OUT_FUSION_BUFFER. With mark_cycles, each engine cycle starts with a
-// global CYCLE_START instant. Timestamps are microseconds since start().
+// global CYCLE_START instant. Timestamps are microseconds since start(); on
+// each row they never go backwards, except that a rank-ready mark is dated
+// when that rank submitted the tensor, which can be before what precedes it
+// (down to below 0 for a tensor submitted before start()).
 //
 // Threads: recording calls come from the engine's background thread while
 // user threads start and stop the timeline; every member function is safe to
@@ -83,7 +87,10 @@ class Timeline {
   // Recording. Each does nothing when inactive. `op` and `activity` are names
   // such as "ALLREDUCE" or "RING_ALLREDUCE".
   void negotiate_start(std::string_view tensor, std::string_view op);
-  void negotiate_rank_ready(std::string_view tensor, int rank);
+  // `rank` submitted `tensor` `age` ago: the mark is dated then, so it may
+  // precede the row's NEGOTIATE begin (rank 0 learns of it only later).
+  void negotiate_rank_ready(std::string_view tensor, int rank,
+                            std::chrono::microseconds age = std::chrono::microseconds(0));
   void negotiate_end(std::string_view tensor);
   void op_start(std::string_view tensor, std::string_view op);
   void activity_start(std::string_view tensor, std::string_view activity);
@@ -122,7 +129,7 @@ class Timeline {
   class TraceFormatter;  // per-file state of the writer thread
 
   void record(Kind kind, std::string_view tensor, std::string_view name, int rank = 0,
-              TimelineArgs args = {});
+              TimelineArgs args = {}, Clock::duration backdate = Clock::duration::zero());
   void stop_locked();  // with control_mu_ held
   void write_loop(int fd, std::string path, Clock::time_point origin);
 

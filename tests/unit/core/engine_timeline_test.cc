@@ -5,10 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "common/error.h"
 #include "rendezvous/memory_store.h"
@@ -146,6 +151,45 @@ TEST(EngineTimeline, UnwritablePathAtStartIsAnErrorNamingIt) {
     }
   }
   ::rmdir(dir.c_str());
+}
+
+// Each full negotiation marks every rank that submitted, dated when it did,
+// so a late rank shows as the last and by how much.
+TEST(EngineTimeline, MarksEachRankReadyWhenItSubmitted) {
+  std::string path = temp_path("ready");
+  testing::EngineRunOptions run;
+  run.configure = [&](Config& c) {
+    c.engine.cache_capacity = 0;  // every step negotiates through rank 0's coordinator
+    if (c.layout.rank == 0) c.engine.timeline_path = path;
+  };
+  constexpr auto kLate = std::chrono::milliseconds(60);
+  run_engines(
+      3,
+      [&](Engine& engine, int rank) {
+        for (int step = 0; step < 3; ++step) {
+          if (step == 1 && rank == 2) std::this_thread::sleep_for(kLate);
+          std::vector<float> value(4, 1.0f);
+          auto h = engine.broadcast(
+              {"late", value.data(), value.data(), DataType::kFloat32, {4}, kCpuDevice}, 0);
+          ASSERT_TRUE(wait_for(h).ok());
+        }
+      },
+      run);
+  nlohmann::json trace = read_json(path);
+  // The marks of each negotiation: its rank -> ts, in file order.
+  std::vector<std::map<int, std::int64_t>> negotiations(1);
+  for (const auto& event : trace) {
+    if (event.value("ph", "") == "i") negotiations.back()[event["args"]["rank"]] = event["ts"];
+    if (event.value("ph", "") == "E" && event.value("name", "") == "NEGOTIATE_BROADCAST")
+      negotiations.emplace_back();
+  }
+  negotiations.pop_back();  // the empty map after the last negotiation
+  ASSERT_EQ(negotiations.size(), 3u);
+  for (const auto& marks : negotiations) EXPECT_EQ(marks.size(), 3u) << "a mark per rank";
+  const auto& late = negotiations[1];
+  const std::int64_t late_us = std::chrono::microseconds(kLate).count();
+  EXPECT_GE(late.at(2) - std::max(late.at(0), late.at(1)), late_us * 9 / 10);
+  std::remove(path.c_str());
 }
 
 }  // namespace

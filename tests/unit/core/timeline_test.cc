@@ -120,9 +120,10 @@ std::vector<std::string> row_names(const json& trace) {
   return names;
 }
 
-// Every row is named, its B/E events nest with matching names, its
-// timestamps never go backwards, and (unless the writer was killed) nothing
-// is left open.
+// Every row is named, its B/E events nest with matching names, their
+// timestamps never go backwards (rank-ready marks are dated when the rank
+// submitted, so they may be older), and (unless the writer was killed)
+// nothing is left open.
 ::testing::AssertionResult well_formed(const json& trace, bool allow_open_spans = false) {
   if (!trace.is_array()) return ::testing::AssertionFailure() << "not a JSON array";
   Rows rows = rows_of(trace);
@@ -133,6 +134,7 @@ std::vector<std::string> row_names(const json& trace) {
     std::int64_t last_ts = 0;
     for (const json& event : events) {
       const std::int64_t ts = event.at("ts");
+      if (event.at("ph") == "i") continue;
       if (ts < last_ts) {
         return ::testing::AssertionFailure()
                << "pid " << pid << ": ts " << ts << " after " << last_ts;
@@ -220,6 +222,42 @@ TEST(Timeline, SimulatedEngineWritesEveryPhaseOnOneRowPerTensor) {
     EXPECT_EQ(marker.at("ph"), "i");
     EXPECT_EQ(marker.at("s"), "g");
   }
+}
+
+TEST(Timeline, RankReadyMarksAreDatedWhenTheRankSubmitted) {
+  TempDir dir;
+  const std::string path = dir.file("timeline.json");
+  Timeline timeline;
+  timeline.start(path, false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  timeline.negotiate_start("t", "ALLREDUCE");
+  const auto before = std::chrono::steady_clock::now();
+  timeline.negotiate_rank_ready("t", 0);
+  timeline.negotiate_rank_ready("t", 1, std::chrono::milliseconds(20));
+  // Rank 1's mark is dated 20 ms before its own call, which comes a little
+  // after rank 0's: at most this much (ASan builds took 14 us).
+  const auto between_calls_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - before)
+                                    .count();
+  timeline.negotiate_end("t");
+  timeline.stop();
+  const json trace = json::parse(read_file(path));
+  ASSERT_TRUE(well_formed(trace));
+  std::map<int, std::int64_t> ready_ts;
+  std::int64_t negotiate_begin = -1;
+  const Rows rows = rows_of(trace);
+  for (const json& event : rows.events.at(1)) {
+    if (event.at("ph") == "i") ready_ts[event.at("args").at("rank")] = event.at("ts");
+    if (event.at("ph") == "B") negotiate_begin = event.at("ts");
+  }
+  ASSERT_EQ(ready_ts.size(), 2u);
+  EXPECT_GE(ready_ts[0], negotiate_begin);
+  // Rank 1 submitted 20 ms before its own mark was recorded, less the time
+  // between the two calls (and 1 us: each ts is truncated to whole
+  // microseconds on its own).
+  EXPECT_GE(ready_ts[0] - ready_ts[1], 20000 - between_calls_us - 1);
+  EXPECT_LE(ready_ts[0] - ready_ts[1], 20000 + 1);
+  EXPECT_LT(ready_ts[1], negotiate_begin);
 }
 
 TEST(Timeline, CycleMarkersOnlyWhenAskedFor) {
