@@ -80,8 +80,8 @@ std::unique_ptr<transport::Request> MpiPointToPoint::isend(int peer, transport::
   });
 }
 
-std::unique_ptr<transport::Request> MpiPointToPoint::irecv(int peer, transport::Tag tag,
-                                                           void* data, size_t bytes) {
+std::unique_ptr<transport::Request> MpiPointToPoint::irecv(int peer, transport::Tag tag, void* data,
+                                                           size_t bytes) {
   const int mpi_tag = static_cast<int>(tag % kTagRange);
   return in_pieces(bytes, [&](size_t offset, int piece, MPI_Request* request) {
     check_mpi(MPI_Irecv(static_cast<char*>(data) + offset, piece, MPI_BYTE, peer, mpi_tag, comm_,

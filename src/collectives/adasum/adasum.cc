@@ -137,8 +137,8 @@ void halve_and_double(Context& ctx, Tag tag, std::byte* data, Counts counts, Dat
     const size_t theirs = handed_over.back();
     handed_over.pop_back();
     const size_t their_begin = (rank & level) == 0 ? begin + mine : begin - theirs;
-    exchange(ctx, tag, peer, data + begin * element, mine * element,
-             data + their_begin * element, theirs * element);
+    exchange(ctx, tag, peer, data + begin * element, mine * element, data + their_begin * element,
+             theirs * element);
     begin = std::min(begin, their_begin);
     mine += theirs;
   }

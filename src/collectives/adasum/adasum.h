@@ -47,7 +47,6 @@ std::string adasum_size_problem(int size);
 // equal the input). reduce.op must be kAdasum and dtype floating (a bug
 // otherwise: InternalError). All ranks pass the same counts.
 void adasum_allreduce(transport::Context& ctx, transport::Tag tag,
-                      const std::vector<FusedPart>& parts, DataType dtype,
-                      const Reduction& reduce);
+                      const std::vector<FusedPart>& parts, DataType dtype, const Reduction& reduce);
 
 }  // namespace kolo::collectives
