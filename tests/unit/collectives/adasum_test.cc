@@ -3,6 +3,8 @@
 // double, tensor by tensor. The collective sums in another order and rounds
 // at each level, so results are compared within a tolerance of the type;
 // every rank must still hold the same bits.
+#include "collectives/adasum/adasum.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 #include <cmath>
 #include <random>
 
-#include "collectives/adasum/adasum.h"
 #include "collectives/collectives.h"
 #include "common/error.h"
 #include "mesh_fixture.h"
@@ -107,8 +108,8 @@ class AdasumTest : public MeshTest {
   // rank's inputs from `input(rank, tensor)`; checks every rank's outputs
   // have the same bits and returns them.
   Outcome run_adasum(DataType type, const std::vector<size_t>& counts,
-                     const std::function<Vector(int, size_t)>& input, Reduction reduce = {
-                                                                          ReduceOp::kAdasum}) {
+                     const std::function<Vector(int, size_t)>& input,
+                     Reduction reduce = {ReduceOp::kAdasum}) {
     const int n = world_size();
     Outcome o;
     o.outputs.assign(n, std::vector<Bytes>(counts.size()));
@@ -142,9 +143,8 @@ class AdasumTest : public MeshTest {
   }
 
   void check_against_reference(DataType type, const std::vector<size_t>& counts) {
-    const auto o = run_adasum(type, counts, [&](int r, size_t t) {
-      return make_tensor(counts[t], r, t);
-    });
+    const auto o =
+        run_adasum(type, counts, [&](int r, size_t t) { return make_tensor(counts[t], r, t); });
     for (size_t t = 0; t < counts.size(); ++t) {
       EXPECT_EQ(compare(type, expected(o, t), to_vector(type, o.outputs[0][t])), "")
           << "tensor " << t << " of " << counts.size() << ", " << world_size() << " ranks";
@@ -191,8 +191,7 @@ TEST_P(AdasumTest, ExactCases) {
   auto same = run_adasum(DataType::kFloat32, {5}, [](int, size_t) {
     return Vector{0.5, -1.25, 3, 8, -0.125};
   });
-  EXPECT_EQ(to_vector(DataType::kFloat32, same.outputs[0][0]),
-            (Vector{0.5, -1.25, 3, 8, -0.125}));
+  EXPECT_EQ(to_vector(DataType::kFloat32, same.outputs[0][0]), (Vector{0.5, -1.25, 3, 8, -0.125}));
   auto orthogonal = run_adasum(DataType::kFloat32, {2 * n}, [&](int r, size_t) {
     Vector v(2 * n, 0.0);
     v[2 * static_cast<size_t>(r)] = r + 1;
@@ -222,7 +221,8 @@ TEST_P(AdasumTest, ZerosFromAJoinedRankAndNoOutput) {
     collectives::adasum_allreduce(ctx, tag, {part}, DataType::kFloat32, {ReduceOp::kAdasum});
   });
   std::vector<Vector> stored;
-  for (const auto& v : inputs) stored.push_back(to_vector(DataType::kFloat32, to_bytes(DataType::kFloat32, v)));
+  for (const auto& v : inputs)
+    stored.push_back(to_vector(DataType::kFloat32, to_bytes(DataType::kFloat32, v)));
   const Vector want = reference_adasum(stored, 0, stored.size());
   for (int r = 1; r < n; ++r)
     EXPECT_EQ(compare(DataType::kFloat32, want, to_vector(DataType::kFloat32, outputs[r])), "")
@@ -231,9 +231,9 @@ TEST_P(AdasumTest, ZerosFromAJoinedRankAndNoOutput) {
 }
 
 TEST_P(AdasumTest, PrescaleAndPostscale) {
-  const auto o = run_adasum(
-      DataType::kFloat64, {33}, [](int r, size_t) { return make_tensor(33, r, 5); },
-      {ReduceOp::kAdasum, 0.5, 3.0});
+  const auto o =
+      run_adasum(DataType::kFloat64, {33}, [](int r, size_t) { return make_tensor(33, r, 5); },
+                 {ReduceOp::kAdasum, 0.5, 3.0});
   std::vector<Vector> scaled;
   for (const auto& rank_inputs : o.inputs) {
     Vector v = rank_inputs[0];

@@ -38,10 +38,10 @@ TEST(EngineAdasum, FusedTensorsKeepTheirOwnCoefficients) {
     // A grouped allreduce, in place, with float64 and a postscale.
     std::vector<double> a{3, -1}, b(4, 0.0);
     b[static_cast<size_t>(rank)] = 1.0;
-    auto hs = engine.grouped_allreduce(
-        {{"g.a", a.data(), a.data(), DataType::kFloat64, {2}, kCpuDevice},
-         {"g.b", b.data(), b.data(), DataType::kFloat64, {4}, kCpuDevice}},
-        {ReduceOp::kAdasum, 1.0, 0.5});
+    auto hs =
+        engine.grouped_allreduce({{"g.a", a.data(), a.data(), DataType::kFloat64, {2}, kCpuDevice},
+                                  {"g.b", b.data(), b.data(), DataType::kFloat64, {4}, kCpuDevice}},
+                                 {ReduceOp::kAdasum, 1.0, 0.5});
     for (auto& h : hs) ASSERT_TRUE(wait_for(h).ok()) << h->status().ToString();
     EXPECT_EQ(a, (std::vector<double>{1.5, -0.5}));
     EXPECT_EQ(b, std::vector<double>(4, 0.5));
@@ -84,8 +84,7 @@ TEST(EngineAdasum, RefusedWhereHorovodRefusesIt) {
         "Adasum needs a power-of-two number of ranks, as in Horovod; the process set has 3");
     expect_refused(
         [&] {
-          engine.allreduce({"int", i.data(), i.data(), DataType::kInt32, {6}, kCpuDevice},
-                           kAdasum);
+          engine.allreduce({"int", i.data(), i.data(), DataType::kInt32, {6}, kCpuDevice}, kAdasum);
         },
         "reduce op adasum is not defined for int32");
     expect_refused(
