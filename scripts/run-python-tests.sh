@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Python tests of `make test`, against the package pip installed into the venv.
 #   tests/python/multirank: pytest inside every rank, under kolorun -np 2 and -np 3
-#                           (every rank runs the same tests in the same order).
+#                           (every rank runs the same tests in the same order);
+#                           the Adasum tests under -np 4 too.
 #   tests/python/launcher:  plain pytest; these tests start their own jobs.
 #   tests/deploy:           plain pytest; the Helm chart and Kubeflow manifests
 #                           (rendered, schema-checked, scripts run and shellchecked).
@@ -24,6 +25,11 @@ for np in 2 3; do
   echo "== python tests under kolorun -np $np"
   timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" tests/python/multirank
 done
+# Adasum runs on a power-of-two number of ranks only (at 3 its tests check
+# Horovod's refusal), so its tests run at 4 ranks as well.
+echo "== Adasum tests under kolorun -np 4"
+timeout 600 "$kolorun" -np 4 "$python" -m pytest "${pytest_args[@]}" \
+  tests/python/multirank/test_adasum.py tests/python/multirank/test_adasum_optimizer.py
 echo "== python launcher tests"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
 echo "== deployment tests"

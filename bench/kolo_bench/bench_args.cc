@@ -64,7 +64,7 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   app.add_option("-c,--check", check, "check results (1) or not (0)")->check(CLI::Range(0, 1));
   app.add_option("-d,--datatype", dtype,
                  "uint8 int8 int32 int64 float16 bfloat16 float32 float64 bool");
-  app.add_option("-o,--op", op, "sum average min max product band bor");
+  app.add_option("-o,--op", op, "sum average min max product band bor adasum");
   app.add_option("-r,--root", a.root, "broadcast root")->check(CLI::NonNegativeNumber);
   app.add_option("-a,--algorithm", a.algorithm, "auto, ring, recursive_doubling, tree, pipelined")
       ->check(CLI::IsMember({"auto", "ring", "recursive_doubling", "tree", "pipelined"}));
@@ -96,6 +96,8 @@ BenchArgs parse_bench_args(int argc, char** argv) {
   a.op = *parsed_op;
   if (!reduce_op_supported(a.op, a.dtype))
     fail(fmt::format("reduction '{}' is not defined for {}", op, dtype));
+  if (a.op == ReduceOp::kAdasum && (a.engine || a.collective != Collective::kAllreduce))
+    fail("reduction 'adasum' applies to allreduce only");
   // Defaults skip the option's transform, so parse here rather than stoull.
   a.min_bytes = *settings::parse_size(min_text);
   a.max_bytes = *settings::parse_size(max_text);

@@ -63,6 +63,12 @@ CollectiveCase::Shape CollectiveCase::shape_for(size_t bytes) const {
 double CollectiveCase::input_value(int rank, size_t index) const {
   // Small integers, so every reduction is exact in every dtype up to 8+ ranks.
   switch (args_.op) {
+    case ReduceOp::kAdasum:
+      // Orthogonal across ranks (each element nonzero on one rank only), so
+      // Adasum adds them exactly: the result is every rank's element.
+      return index % static_cast<size_t>(backend_.size()) == static_cast<size_t>(rank)
+                 ? static_cast<double>(index % 4 + 1)
+                 : 0.0;
     case ReduceOp::kProduct:
       return (rank + index) % 7 == 0 ? 2 : 1;
     case ReduceOp::kBitAnd:
@@ -98,6 +104,9 @@ double CollectiveCase::reduced_value(size_t index) const {
         break;
       case ReduceOp::kBitOr:
         acc = static_cast<double>(static_cast<int64_t>(acc) | static_cast<int64_t>(v));
+        break;
+      case ReduceOp::kAdasum:
+        acc += v;  // orthogonal inputs (input_value): Adasum is their sum
         break;
     }
   }

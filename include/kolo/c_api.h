@@ -67,7 +67,8 @@ typedef enum kolo_reduce_op {
   KOLO_MAX = 3,
   KOLO_PRODUCT = 4,
   KOLO_BIT_AND = 5,
-  KOLO_BIT_OR = 6
+  KOLO_BIT_OR = 6,
+  KOLO_ADASUM = 7
 } kolo_reduce_op;
 
 #define KOLO_CPU_DEVICE (-1)

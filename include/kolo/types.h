@@ -31,6 +31,9 @@ inline constexpr int32_t kCpuDevice = -1;
 
 // kAverage is executed as kSum followed by a postscale of 1/n. For bool,
 // kSum/kMax/kBitOr mean logical or and kProduct/kMin/kBitAnd mean logical and.
+// kAdasum is not elementwise: it combines whole tensors pairwise with
+// coefficients from their dot product and norms (collectives/adasum.h), for
+// floating types on a power-of-two number of ranks.
 enum class ReduceOp : uint8_t {
   kSum = 0,
   kAverage = 1,
@@ -39,8 +42,9 @@ enum class ReduceOp : uint8_t {
   kProduct = 4,
   kBitAnd = 5,
   kBitOr = 6,
+  kAdasum = 7,
 };
-inline constexpr int kNumReduceOps = 7;
+inline constexpr int kNumReduceOps = 8;
 
 size_t dtype_size(DataType type);
 std::string_view dtype_name(DataType type);  // "float32", "bfloat16", ...
@@ -50,7 +54,7 @@ bool is_floating(DataType type);
 std::string_view reduce_op_name(ReduceOp op);  // "sum", "average", ...
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 // Bitwise ops are defined for integer and bool types only; average for
-// everything but bool.
+// everything but bool; adasum for the floating types only.
 bool reduce_op_supported(ReduceOp op, DataType type);
 
 // How allreduce and reducescatter combine the ranks' inputs: each input

@@ -57,8 +57,14 @@ class Backend {
   virtual void reduce_scatterv(const void* send, void* recv, const std::vector<size_t>& counts,
                                DataType dtype, const Reduction& reduction) = 0;
   virtual void barrier() = 0;
+  // ReduceOp::kAdasum (floating types, a power-of-two group) combines whole
+  // tensors, not elements: allreduce() treats its buffer as one tensor and
+  // allreduce_parts() gives each part its own coefficients, as Horovod's
+  // fused Adasum does (collectives/adasum/adasum.h).
+  //
   // Allreduces the concatenation of `parts` as one tensor. This default
-  // fuses them into a temporary buffer around allreduce(); a backend that
+  // fuses them into a temporary buffer around allreduce() (for Adasum it
+  // calls allreduce() part by part instead); a backend that
   // can read and write each part where it is (shared memory stages the data
   // anyway) overrides it and says so in reduces_parts_in_place(), and the
   // engine then skips its fusion buffer.

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "collectives/adasum/adasum.h"
 #include "collectives/algorithm_util.h"
 #include "collectives/algorithms.h"
 #include "collectives/reduce/reduce.h"
@@ -78,6 +79,11 @@ size_t reduce_scatter_offset(size_t count, int size, int rank) {
 void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count, DataType dtype,
                const Reduction& reduce, const CollectiveOptions& options) {
   check_reduction(reduce, dtype);
+  if (reduce.op == ReduceOp::kAdasum) {
+    // Not elementwise: its own algorithm, which checks the world size.
+    adasum_allreduce(ctx, tag, {FusedPart{send, recv, count}}, dtype, reduce);
+    return;
+  }
   if (count == 0) return;
   const int size = ctx.size();
   const size_t bytes = count * dtype_size(dtype);
@@ -108,6 +114,8 @@ void allreduce(Context& ctx, Tag tag, const void* send, void* recv, size_t count
 void reduce_scatter(Context& ctx, Tag tag, const void* send, void* recv, size_t count,
                     DataType dtype, const Reduction& reduce, const CollectiveOptions& options) {
   check_reduction(reduce, dtype);
+  // The engine refuses Adasum for reducescatter, as Horovod does.
+  KOLO_CHECK_MSG(reduce.op != ReduceOp::kAdasum, "reduce_scatter called with adasum");
   if (count == 0) return;
   const int size = ctx.size();
   const int rank = ctx.rank();

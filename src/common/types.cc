@@ -29,7 +29,7 @@ constexpr std::array<TypeInfo, kNumDataTypes> kTypes = {{
 }};
 
 constexpr std::array<std::string_view, kNumReduceOps> kOpNames = {
-    "sum", "average", "min", "max", "product", "band", "bor"};
+    "sum", "average", "min", "max", "product", "band", "bor", "adasum"};
 
 const TypeInfo& info(DataType type) {
   return kTypes.at(static_cast<size_t>(type));
@@ -79,6 +79,8 @@ bool reduce_op_supported(ReduceOp op, DataType type) {
       return !is_floating(type);
     case ReduceOp::kAverage:
       return type != DataType::kBool;
+    case ReduceOp::kAdasum:
+      return is_floating(type);
     default:
       return true;
   }

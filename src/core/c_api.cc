@@ -42,8 +42,9 @@ static_assert(KOLO_INT16 == static_cast<int>(DataType::kInt16) &&
               static_cast<int>(KOLO_INT16) + 1 == kNumDataTypes);
 static_assert(KOLO_SUM == static_cast<int>(ReduceOp::kSum));
 static_assert(KOLO_AVERAGE == static_cast<int>(ReduceOp::kAverage));
-static_assert(KOLO_BIT_OR == static_cast<int>(ReduceOp::kBitOr) &&
-              static_cast<int>(KOLO_BIT_OR) + 1 == kNumReduceOps);
+static_assert(KOLO_BIT_OR == static_cast<int>(ReduceOp::kBitOr));
+static_assert(KOLO_ADASUM == static_cast<int>(ReduceOp::kAdasum) &&
+              static_cast<int>(KOLO_ADASUM) + 1 == kNumReduceOps);
 static_assert(KOLO_CPU_DEVICE == kCpuDevice);
 
 struct HandleEntry {

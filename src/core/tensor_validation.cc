@@ -40,6 +40,16 @@ void validate_request(Request& request, const void* input, const void* output, i
   if (operation.reduces) {
     std::string problem = reduction_problem(request.reduction, request.dtype);
     if (!problem.empty()) fail(problem);
+    if (request.reduction.op == ReduceOp::kAdasum) {
+      // Horovod's rules: an allreduce only, on a power-of-two group (its
+      // vector halving pairs every rank at every level).
+      if (request.op != OpType::kAllreduce) fail("Adasum is defined for allreduce only");
+      if ((set_size & (set_size - 1)) != 0) {
+        fail(fmt::format(
+            "Adasum needs a power-of-two number of ranks, as in Horovod; the process set has {}",
+            set_size));
+      }
+    }
   }
   if (operation.has_root && (request.root < 0 || request.root >= set_size)) {
     fail(

@@ -9,7 +9,20 @@ Min = 3
 Max = 4
 Product = 5
 
-_ENGINE_NAMES = {Average: "average", Sum: "sum", Min: "min", Max: "max", Product: "product"}
+_ENGINE_NAMES = {Average: "average", Sum: "sum", Adasum: "adasum", Min: "min", Max: "max",
+                 Product: "product"}
+
+
+def _check_adasum_world():
+    """Horovod's rule and words: Adasum pairs every rank at every level of its
+    vector halving, so the number of ranks must be a power of two (the engine
+    checks the process set again when the operation is enqueued)."""
+    from kolo.common.runtime import runtime  # imported late: runtime imports the engine
+    if not runtime().is_initialized():
+        return  # the operation itself reports that init() was not called
+    size = runtime().engine().size
+    if size & (size - 1):
+        raise NotImplementedError("Running Adasum with non-power of 2 ranks is not supported yet.")
 
 
 def resolve_op(op=None, average=None):
@@ -18,10 +31,10 @@ def resolve_op(op=None, average=None):
         raise ValueError("kolo: pass either op or the deprecated average, not both")
     if op is None:
         op = Average if average is None or average else Sum
-    if op == Adasum:
-        raise NotImplementedError("kolo: the Adasum reduction is not supported; use Average or Sum")
     if op not in _ENGINE_NAMES:
         raise ValueError(f"kolo: unknown reduction op {op!r}")
+    if op == Adasum:
+        _check_adasum_world()
     return op
 
 

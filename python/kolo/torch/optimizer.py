@@ -10,17 +10,17 @@ backward in different orders and the engine still pairs the right tensors.
 
 import contextlib
 import warnings
-import weakref
 
 import torch
 
 from kolo.common.basics import global_process_set
 from kolo.common.process_sets import ProcessSet
-from kolo.common.reduce_ops import Average, Sum, resolve_op
+from kolo.common.reduce_ops import Adasum, Average, Sum, resolve_op
 from kolo.common.runtime import runtime
 from kolo.torch.async_ops import allreduce_async_, grouped_allreduce_async_, synchronize
 from kolo.torch.compression import Compression
 from kolo.torch.functions import broadcast_object
+from kolo.torch.grad_hooks import register_grad_hooks
 from kolo.torch.sparse_ops import sparse_allreduce_async
 
 _TOO_MANY_PASSES = ("kolo: backward ran more often than backward_passes_per_step allows before "
@@ -156,7 +156,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._reductions = {}  # unit -> reduction in flight
         self._synchronized = False
         self._should_synchronize = True
-        self._grad_accs = self._register_hooks()
+        self._grad_accs = register_grad_hooks(self, self._trained)
 
     # --- setup ---------------------------------------------------------------
 
@@ -184,18 +184,6 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             runs += [[p] for p in trained if id(p) not in grouped]
         return [tuple(run) for run in runs if run]
 
-    def _register_hooks(self):
-        """Hooks on the AccumulateGrad nodes; the optimizer keeps the nodes
-        alive (a parameter only holds them weakly) and the hooks hold the
-        optimizer weakly, so a discarded optimizer stops reducing."""
-        me = weakref.ref(self)
-        accumulators = []
-        with torch.enable_grad():
-            for p in self._trained:
-                acc = p.expand_as(p).grad_fn.next_functions[0][0]
-                acc.register_hook(_make_hook(me, p))
-                accumulators.append(acc)
-        return accumulators
 
     # --- reductions ----------------------------------------------------------
 
@@ -340,14 +328,6 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             self._reset_passes()
 
 
-def _make_hook(optimizer_ref, p):
-    def hook(*_):
-        optimizer = optimizer_ref()
-        if optimizer is not None:
-            optimizer._on_grad_ready(p)
-    return hook
-
-
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none,
                          backward_passes_per_step=1, op=Average, gradient_predivide_factor=1.0,
                          num_groups=0, groups=None, sparse_as_dense=False,
@@ -368,7 +348,12 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         compression: Compression.none or Compression.fp16 (for the wire).
         backward_passes_per_step: backward passes accumulated locally before
             the gradients are reduced (once per step()).
-        op: Average (default), Sum, Min, Max or Product.
+        op: Average (default), Sum, Adasum, Min, Max or Product. With Adasum
+            (and more than one rank) each rank steps the wrapped optimizer on
+            its own gradients and the ranks combine the parameters' changes
+            with Adasum, as Horovod's _DistributedAdasumOptimizer does;
+            groups and sparse_as_dense do not apply to it, and only the
+            global process set may be given.
         gradient_predivide_factor: with Average, scale by 1/f before the sum
             and by f/size after it.
         num_groups: deprecated spelling of an integer `groups`.
@@ -381,7 +366,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
             and with a set of one rank, the result behaves exactly like the
             wrapped optimizer (as Horovod's does).
     """
-    op = resolve_op(op)  # Adasum raises NotImplementedError here
+    op = resolve_op(op)  # Adasum on a non-power-of-two world raises NotImplementedError here
     if gradient_predivide_factor != 1.0 and op != Average:
         raise ValueError("kolo: gradient_predivide_factor needs op=Average")
     if gradient_predivide_factor <= 0:
@@ -399,10 +384,20 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
                         "(hvd.global_process_set or one from hvd.add_process_set)")
 
     base = optimizer.__class__
-    cls = type(base.__name__, (_DistributedOptimizer, base), {})
-    wrapped = cls(optimizer.param_groups, named_parameters, compression,
-                  backward_passes_per_step, op, gradient_predivide_factor, groups,
-                  sparse_as_dense, process_set)
+    if op == Adasum and runtime().engine().size > 1:
+        if process_set.process_set_id != 0:
+            # Horovod's words for the same refusal.
+            raise NotImplementedError("Adasum does not support non-global process sets yet.")
+        from kolo.torch.adasum_optimizer import adasum_optimizer_class
+        wrapped = adasum_optimizer_class(base)(
+            optimizer.param_groups, _parameter_names(named_parameters, optimizer.param_groups),
+            compression, backward_passes_per_step,
+            {"too_many_passes": _TOO_MANY_PASSES, "zero_grad_in_flight": _ZERO_GRAD_IN_FLIGHT})
+    else:
+        cls = type(base.__name__, (_DistributedOptimizer, base), {})
+        wrapped = cls(optimizer.param_groups, named_parameters, compression,
+                      backward_passes_per_step, op, gradient_predivide_factor, groups,
+                      sparse_as_dense, process_set)
     # Re-running the base constructor on param_groups loses the user's
     # defaults (e.g. SGD's required lr) and any state already built.
     wrapped.defaults = optimizer.defaults

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "backends/host/topology_collectives.h"
+#include "collectives/adasum/adasum.h"
 #include "collectives/algorithm_util.h"
 #include "collectives/collectives.h"
 #include "common/error.h"
@@ -65,6 +66,11 @@ void HostBackend::abort(const std::string& reason) {
 void HostBackend::allreduce(const void* send, void* recv, size_t count, DataType dtype,
                             const Reduction& reduction) {
   const transport::Tag tag = next_tag();
+  if (reduction.op == ReduceOp::kAdasum) {
+    // Point-to-point messages over the TCP mesh, whatever the topology.
+    collectives::adasum_allreduce(*context_, tag, {FusedPart{send, recv, count}}, dtype, reduction);
+    return;
+  }
   // A forced algorithm (KOLO_ALLREDUCE_ALGORITHM) names a TCP one.
   if (count > 0 && options_.allreduce_algorithm == collectives::AllreduceAlgorithm::kAuto) {
     if (can_use_shm_alone(topology_)) {
@@ -84,12 +90,17 @@ void HostBackend::allreduce(const void* send, void* recv, size_t count, DataType
 }
 
 bool HostBackend::reduces_parts_in_place(DataType dtype, const Reduction& reduction) const {
+  if (reduction.op == ReduceOp::kAdasum) return true;  // fused per tensor in adasum_allreduce
   return can_use_shm_alone(topology_) &&
          options_.allreduce_algorithm == collectives::AllreduceAlgorithm::kAuto;
 }
 
 void HostBackend::allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
                                   const Reduction& reduction) {
+  if (reduction.op == ReduceOp::kAdasum) {
+    collectives::adasum_allreduce(*context_, next_tag(), parts, dtype, reduction);
+    return;
+  }
   if (!reduces_parts_in_place(dtype, reduction)) {
     Backend::allreduce_parts(parts, dtype, reduction);
     return;

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstring>
 
+#include "collectives/adasum/adasum.h"
 #include "collectives/collectives.h"
 #include "collectives/reduce/reduce.h"
 #include "common/error.h"
@@ -79,6 +80,10 @@ std::string MpiBackend::peer_name(int rank) const {
 
 void MpiBackend::allreduce(const void* send, void* recv, size_t count, DataType dtype,
                            const Reduction& reduction) {
+  if (reduction.op == ReduceOp::kAdasum) {
+    allreduce_parts({FusedPart{send, recv, count}}, dtype, reduction);
+    return;
+  }
   if (count == 0) return;
   const size_t element = dtype_size(dtype);
   // Prescale works on a copy in recv (the input is the caller's); the rest
@@ -97,6 +102,24 @@ void MpiBackend::allreduce(const void* send, void* recv, size_t count, DataType 
     check_mpi(MPI_Allreduce(in, out, n, type, op, comm_), "MPI_Allreduce");
   }
   reduce::scale(recv, count, dtype, collectives::result_scale(reduction, size_));
+}
+
+void MpiBackend::allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
+                                 const Reduction& reduction) {
+  if (reduction.op != ReduceOp::kAdasum) {
+    Backend::allreduce_parts(parts, dtype, reduction);
+    return;
+  }
+  collectives::adasum_allreduce(point_to_point(), ++adasum_tag_, parts, dtype, reduction);
+}
+
+MpiPointToPoint& MpiBackend::point_to_point() {
+  if (!point_to_point_) {
+    point_to_point_ = std::make_unique<MpiPointToPoint>(
+        comm_, rank_, size_, [this](int rank) { return peer_name(rank); },
+        [this](const std::string& reason) { abort(reason); });
+  }
+  return *point_to_point_;
 }
 
 void MpiBackend::allgatherv(const void* send, void* recv, const std::vector<size_t>& counts,

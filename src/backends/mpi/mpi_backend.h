@@ -21,6 +21,7 @@
 
 #include "backends/backend.h"
 #include "backends/mpi/mpi_ops.h"
+#include "backends/mpi/mpi_point_to_point.h"
 
 namespace kolo::backends::mpi {
 
@@ -51,6 +52,10 @@ class MpiBackend final : public Backend {
   void reduce_scatterv(const void* send, void* recv, const std::vector<size_t>& counts,
                        DataType dtype, const Reduction& reduction) override;
   void barrier() override;
+  // Adasum runs Kolo's algorithm over this communicator's point-to-point
+  // messages, each part with its own coefficients.
+  void allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
+                       const Reduction& reduction) override;
 
   std::vector<std::string> gather_bytes(int root, const std::string& mine) override;
   void broadcast_bytes(int root, std::string& data) override;
@@ -66,6 +71,10 @@ class MpiBackend final : public Backend {
   std::vector<std::string> hosts_;
   int rank_ = 0;
   int size_ = 1;
+  // Adasum's messages (created on first use; tags count its operations).
+  std::unique_ptr<MpiPointToPoint> point_to_point_;
+  transport::Tag adasum_tag_ = 0;
+  MpiPointToPoint& point_to_point();
 };
 
 }  // namespace kolo::backends::mpi

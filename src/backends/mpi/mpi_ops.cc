@@ -48,6 +48,8 @@ MPI_Op builtin_op(ReduceOp op) {
       return MPI_BAND;
     case ReduceOp::kBitOr:
       return MPI_BOR;
+    case ReduceOp::kAdasum:
+      break;  // not elementwise: MpiBackend runs it over point-to-point messages
   }
   throw InternalError("unknown ReduceOp");
 }

@@ -245,6 +245,7 @@ void dispatch(DataType type, ReduceOp op, F&& f) {
         case ReduceOp::kBitAnd:
           return f(element, LogicalAndOp{});
         case ReduceOp::kAverage:
+        case ReduceOp::kAdasum:
           break;
       }
     } else {
@@ -265,6 +266,8 @@ void dispatch(DataType type, ReduceOp op, F&& f) {
             return f(element, BitOrOp{});
           }
           break;
+        case ReduceOp::kAdasum:
+          break;  // not elementwise: collectives/adasum.h
       }
     }
     unsupported(type, op);

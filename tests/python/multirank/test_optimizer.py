@@ -292,8 +292,6 @@ def test_option_errors():
     with pytest.raises(ValueError, match="gradient_predivide_factor needs "
                                          "op=Average"):
         distributed_sgd(model, op=hvd.Sum, gradient_predivide_factor=2.0)
-    with pytest.raises(NotImplementedError, match="Adasum"):
-        distributed_sgd(model, op=hvd.Adasum)
     with pytest.raises(ValueError, match="unknown reduction op"):
         distributed_sgd(model, op=42)
     with pytest.raises(ValueError, match="backward_passes_per_step"):

@@ -56,8 +56,6 @@ def test_bad_arguments_fail_locally():
         hvd.allreduce_async(torch.ones(2, dtype=torch.complex64), name="err.complex")
     with pytest.raises(ValueError, match="op or the deprecated average"):
         hvd.allreduce(torch.ones(2), average=True, op=hvd.Sum)
-    with pytest.raises(NotImplementedError, match="Adasum"):
-        hvd.allreduce(torch.ones(2), op=hvd.Adasum)
     with pytest.raises(ValueError, match="root rank 99"):
         hvd.broadcast(torch.ones(2), root_rank=99)
     with pytest.raises(ValueError, match="unknown or already synchronized handle"):

@@ -1,0 +1,206 @@
+// Adasum's vector-halving distance-doubling (see adasum.h for the shape of
+// the algorithm). Positions and counts are in elements; a rank's "window" is
+// the part of the fused buffer it is responsible for at the current level.
+#include "collectives/adasum/adasum.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <numeric>
+#include <utility>
+
+#include "collectives/adasum/adasum_kernels.h"
+#include "collectives/algorithm_util.h"
+#include "collectives/reduce/reduce.h"
+#include "common/check.h"
+#include "common/error.h"
+
+namespace kolo::collectives {
+namespace {
+
+using transport::Context;
+using transport::Tag;
+// Elements of each tensor inside a window, in buffer order.
+using Counts = std::vector<size_t>;
+
+// Horovod's guard: a (near) zero vector keeps coefficient 1, so adding a
+// zero contribution changes nothing.
+constexpr double kMinNormSq = 1e-8;
+
+double coefficient(double dot, double norm_sq) {
+  return norm_sq >= kMinNormSq ? 1.0 - dot / norm_sq * 0.5 : 1.0;
+}
+
+// The per-tensor counts of a window cut at element `boundary`: those of the
+// part before it and of the part from it on.
+std::pair<Counts, Counts> split_at(const Counts& counts, size_t boundary) {
+  Counts front(counts.size(), 0), back(counts.size(), 0);
+  size_t start = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const size_t before = boundary > start ? std::min(counts[i], boundary - start) : 0;
+    front[i] = before;
+    back[i] = counts[i] - before;
+    start += counts[i];
+  }
+  return {std::move(front), std::move(back)};
+}
+
+// Sends send_bytes to `peer` while receiving recv_bytes from it. Both sides
+// know both lengths, so an empty direction is skipped on both.
+void exchange(Context& ctx, Tag tag, int peer, const void* send, size_t send_bytes, void* recv,
+              size_t recv_bytes) {
+  std::unique_ptr<transport::Request> received, sent;
+  if (recv_bytes > 0) received = ctx.irecv(peer, tag, recv, recv_bytes);
+  if (send_bytes > 0) sent = ctx.isend(peer, tag, send, send_bytes);
+  if (sent) sent->wait();
+  if (received) received->wait();
+}
+
+// Sums `values` over the `group` ranks (a power of two) whose ranks differ
+// from this one only in the bits below `group`, by recursive doubling. The
+// two partners of each step add the same two vectors in opposite order,
+// which gives the same bits, so every member ends with identical sums.
+void sum_within_group(Context& ctx, Tag tag, std::vector<double>& values, int group) {
+  const size_t bytes = values.size() * sizeof(double);
+  std::vector<double> theirs(values.size());
+  for (int distance = 1; distance < group; distance <<= 1) {
+    exchange(ctx, tag, ctx.rank() ^ distance, values.data(), bytes, theirs.data(), bytes);
+    for (size_t i = 0; i < values.size(); ++i) values[i] += theirs[i];
+  }
+}
+
+// One level's combination: `mine` (the half this rank kept) becomes
+// adasum(mine, theirs) tensor by tensor, with the dot products and norms
+// summed over the `group` ranks that hold the two vectors between them.
+// `left` says whether this rank's vector is the pair's left operand; the
+// norms are exchanged as (left, right) so every member reads the same ones.
+void combine_halves(Context& ctx, Tag tag, std::byte* mine, const std::byte* theirs,
+                    const Counts& counts, DataType dtype, bool left, int group) {
+  const size_t element = dtype_size(dtype);
+  std::vector<double> sums(3 * counts.size());
+  size_t offset = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const auto s = adasum::dot_and_norms(mine + offset, theirs + offset, counts[i], dtype);
+    sums[3 * i] = s.dot;
+    sums[3 * i + 1] = left ? s.a_norm_sq : s.b_norm_sq;
+    sums[3 * i + 2] = left ? s.b_norm_sq : s.a_norm_sq;
+    offset += counts[i] * element;
+  }
+  sum_within_group(ctx, tag, sums, group);
+  offset = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const double dot = sums[3 * i];
+    const double mine_sq = left ? sums[3 * i + 1] : sums[3 * i + 2];
+    const double theirs_sq = left ? sums[3 * i + 2] : sums[3 * i + 1];
+    adasum::scaled_add(mine + offset, coefficient(dot, mine_sq), theirs + offset,
+                       coefficient(dot, theirs_sq), counts[i], dtype);
+    offset += counts[i] * element;
+  }
+}
+
+// Adasum of every rank's `data` (the fused tensors, `counts` each), in place.
+void halve_and_double(Context& ctx, Tag tag, std::byte* data, Counts counts, DataType dtype) {
+  const int rank = ctx.rank();
+  const int size = ctx.size();
+  const size_t element = dtype_size(dtype);
+  const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
+  // The largest half a rank ever receives is the first level's.
+  auto incoming = detail::scratch_bytes((total - total / 2) * element);
+  size_t begin = 0, mine = total;
+  std::vector<size_t> handed_over;  // per level, the elements the partner took
+  for (int level = 1; level < size; level <<= 1) {
+    const int peer = rank ^ level;
+    const bool left = (rank & level) == 0;
+    const size_t first = mine / 2, second = mine - first;
+    auto [front, back] = split_at(counts, first);
+    std::byte* window = data + begin * element;
+    if (left) {  // keeps the first half
+      exchange(ctx, tag, peer, window + first * element, second * element, incoming.get(),
+               first * element);
+      counts = std::move(front);
+      mine = first;
+      handed_over.push_back(second);
+    } else {
+      exchange(ctx, tag, peer, window, first * element, incoming.get(), second * element);
+      counts = std::move(back);
+      begin += first;
+      mine = second;
+      handed_over.push_back(first);
+    }
+    combine_halves(ctx, tag, data + begin * element, incoming.get(), counts, dtype, left,
+                   2 * level);
+  }
+  // Gather back: at each level the partner's window sits right after this
+  // one's (left) or right before it (right).
+  for (int level = size / 2; level >= 1; level >>= 1) {
+    const int peer = rank ^ level;
+    const size_t theirs = handed_over.back();
+    handed_over.pop_back();
+    const size_t their_begin = (rank & level) == 0 ? begin + mine : begin - theirs;
+    exchange(ctx, tag, peer, data + begin * element, mine * element, data + their_begin * element,
+             theirs * element);
+    begin = std::min(begin, their_begin);
+    mine += theirs;
+  }
+}
+
+}  // namespace
+
+bool adasum_size_supported(int size) {
+  return size > 0 && (size & (size - 1)) == 0;
+}
+
+std::string adasum_size_problem(int size) {
+  if (adasum_size_supported(size)) return "";
+  return fmt::format(
+      "Adasum needs a power-of-two number of ranks, as in Horovod; this group has {} ranks", size);
+}
+
+void adasum_allreduce(Context& ctx, Tag tag, const std::vector<FusedPart>& parts, DataType dtype,
+                      const Reduction& reduce) {
+  KOLO_CHECK_MSG(reduce.op == ReduceOp::kAdasum && is_floating(dtype),
+                 "adasum_allreduce called for {} on {}", reduce_op_name(reduce.op),
+                 dtype_name(dtype));
+  if (const auto problem = adasum_size_problem(ctx.size()); !problem.empty()) {
+    throw InvalidArgument(problem);
+  }
+  const size_t element = dtype_size(dtype);
+  Counts counts;
+  for (const auto& part : parts) counts.push_back(part.count);
+  const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
+  if (total == 0) return;
+
+  // One tensor with an output is reduced in that output; several are
+  // fused into one buffer (the halving runs across tensor boundaries).
+  const bool in_output = parts.size() == 1 && parts[0].output != nullptr;
+  std::unique_ptr<std::byte[]> fused;
+  std::byte* data = nullptr;
+  if (in_output) {
+    data = static_cast<std::byte*>(parts[0].output);
+  } else {
+    fused = detail::scratch_bytes(total * element);
+    data = fused.get();
+  }
+  size_t offset = 0;
+  for (const auto& part : parts) {
+    const size_t bytes = part.count * element;
+    if (part.input == nullptr) {
+      std::memset(data + offset, 0, bytes);
+    } else if (part.input != data + offset) {
+      std::memmove(data + offset, part.input, bytes);
+    }
+    offset += bytes;
+  }
+  reduce::scale(data, total, dtype, reduce.prescale);
+  if (ctx.size() > 1) halve_and_double(ctx, tag, data, counts, dtype);
+  reduce::scale(data, total, dtype, reduce.postscale);
+  if (in_output) return;
+  offset = 0;
+  for (const auto& part : parts) {
+    const size_t bytes = part.count * element;
+    if (part.output != nullptr && bytes > 0) std::memcpy(part.output, data + offset, bytes);
+    offset += bytes;
+  }
+}
+
+}  // namespace kolo::collectives
