@@ -12,7 +12,7 @@ from kolo.tensorflow.ops import grouped_allreduce
 
 
 def reduce_gradients(grads, compression, sparse_as_dense, op, gradient_predivide_factor,
-                     process_set, name="kolo.gradients"):
+                     process_set):
     """`grads` (None entries kept) reduced over the set. With
     gradient_predivide_factor f and Average: each rank scales by 1/f before
     the sum and by f/size after it, as Horovod does."""
@@ -31,8 +31,7 @@ def reduce_gradients(grads, compression, sparse_as_dense, op, gradient_predivide
         tensors.append(grad)
     reduced = grouped_allreduce(tensors, compression=compression, op=op,
                                 prescale_factor=prescale, postscale_factor=postscale,
-                                process_set=process_set,
-                                name=None if tf.executing_eagerly() else name)
+                                process_set=process_set)
     out = list(grads)
     for i, value in zip(present, reduced):
         out[i] = value

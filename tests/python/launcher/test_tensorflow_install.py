@@ -66,3 +66,16 @@ def test_torch_scipy_and_tensorflow_share_a_process_and_a_job():
     """, launcher=(KOLORUN, "-np", "2"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("ok") == 2, result.stdout
+
+
+def test_legacy_keras_is_tf_keras():
+    """TF_USE_LEGACY_KERAS=1 (seed scripts that need Keras 2 behaviour) gets
+    tf-keras as tf.keras, with no `tensorflow` package beside tensorflow-cpu."""
+    pytest.importorskip("tensorflow", reason="TensorFlow is not installed")
+    pytest.importorskip("tf_keras", reason="tf-keras is not installed")
+    result = subprocess.run(
+        [sys.executable, "-c", "import tensorflow as tf, tf_keras; "
+         "assert tf.keras.Sequential is tf_keras.Sequential, tf.keras; print('ok')"],
+        capture_output=True, text=True, timeout=240,
+        env=dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2"))
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
