@@ -79,3 +79,17 @@ def test_legacy_keras_is_tf_keras():
         capture_output=True, text=True, timeout=240,
         env=dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="2"))
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_core_is_built_without_tensorflow():
+    """One build for every TF 2.x: kolo._core neither links libtensorflow nor
+    leaves a TF_* symbol for the loader to bind; the TF C API is looked up
+    at run time (python/src/tensorflow/tf_c_api.cc)."""
+    from kolo import _core
+
+    needed = subprocess.run(["readelf", "-d", _core.__file__], capture_output=True, text=True,
+                            timeout=60, check=True).stdout
+    assert "NEEDED" in needed and "tensorflow" not in needed
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", _core.__file__],
+                               capture_output=True, text=True, timeout=60, check=True).stdout
+    assert not [line for line in undefined.splitlines() if " TF_" in line]

@@ -197,3 +197,22 @@ def test_sparse_allreduce_gathers_rows():
     np.testing.assert_array_equal(out.indices.numpy(), list(range(hvd.size())))
     np.testing.assert_allclose(out.values.numpy()[:, 0],
                                [(r + 1) / hvd.size() for r in range(hvd.size())])
+
+
+def test_graph_mode_runs_kolo_kernels_not_python():
+    """Inside tf.function a collective is a Kolo op node (a C++ kernel), never
+    a Python callback; DistributedGradientTape sends every dense gradient in
+    one grouped op. Tracing only: nothing runs."""
+    @tf.function
+    def step(x):
+        weights = [tf.ones([3]), tf.ones([2])]
+        with tf.GradientTape() as tape:
+            tape.watch(weights)
+            loss = tf.reduce_sum(weights[0] * x) + tf.reduce_sum(weights[1])
+        grads = hvd.DistributedGradientTape(tape).gradient(loss, weights)
+        return hvd.allreduce(x, op=hvd.Sum), grads
+
+    graph = step.get_concrete_function(tf.TensorSpec([3], tf.float32)).graph
+    types = [op.type for op in graph.get_operations()]
+    assert types.count("KoloAllreduce") == 1 and types.count("KoloGroupedAllreduce") == 1
+    assert not set(types) & {"PyFunc", "EagerPyFunc", "PyFuncStateless"}, types
