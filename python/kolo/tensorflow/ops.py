@@ -48,6 +48,7 @@ def _run(op_type, inputs, attrs, num_outputs, name):
     attributes. Returns the outputs."""
     _check_dtypes(next(iter(inputs.values())))
     if tf.executing_eagerly():
+        runtime().engine()  # ValueError before init, as in kolo.torch
         flat_inputs = []
         type_attr = None
         for value in inputs.values():

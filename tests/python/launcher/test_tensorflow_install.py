@@ -93,3 +93,34 @@ def test_core_is_built_without_tensorflow():
     undefined = subprocess.run(["nm", "-D", "--undefined-only", _core.__file__],
                                capture_output=True, text=True, timeout=60, check=True).stdout
     assert not [line for line in undefined.splitlines() if " TF_" in line]
+
+
+def test_ops_follow_the_engine_across_shutdown_and_init():
+    """The TF kernels submit to whichever engine the runtime holds: before
+    init and after shutdown they fail saying so, after a new init they work
+    (eagerly and in a tf.function traced before the shutdown)."""
+    pytest.importorskip("tensorflow", reason="TensorFlow is not installed")
+    result = _python("""
+        import tensorflow as tf
+        import kolo.tensorflow as hvd
+        f = tf.function(lambda x: hvd.allreduce(x, op=hvd.Sum, name="f"))
+        for phase in ("before init", "after shutdown"):
+            try:
+                hvd.allreduce(tf.ones([2]), name="x")
+            except ValueError as error:
+                assert "not been initialized" in str(error), error
+            else:
+                raise AssertionError("no error " + phase)
+            hvd.init()
+            assert hvd.allreduce(tf.ones([2]), op=hvd.Sum).numpy().tolist() == [1.0, 1.0]
+            assert f(tf.ones([2])).numpy().tolist() == [1.0, 1.0]
+            hvd.shutdown()
+        try:
+            f(tf.ones([2]))
+        except tf.errors.InvalidArgumentError as error:
+            assert "not been initialized" in str(error), error
+        else:
+            raise AssertionError("a traced function ran without an engine")
+        print("ok")
+    """)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr
