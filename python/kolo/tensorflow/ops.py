@@ -27,7 +27,10 @@ _ENGINE_OPS = {"sum": 0, "average": 1, "min": 2, "max": 3, "product": 4}
 
 
 def _engine_op(op):
-    return _ENGINE_OPS[engine_op_name(op)]
+    name = engine_op_name(op)
+    if name not in _ENGINE_OPS:
+        raise NotImplementedError(f"kolo.tensorflow: the {name} reduction is not supported")
+    return _ENGINE_OPS[name]
 
 
 # What the ops' type attribute T accepts (tf_kernels.cc's kTypes).
