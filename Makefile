@@ -22,7 +22,18 @@ VENV_STAMP := $(VENV)/.kolo-venv
 # 1.13. Not runtime dependencies: kolo.lightning is only imported by Lightning
 # users.
 LIGHTNING_PACKAGES := pytorch-lightning==2.0.9.post0 torchmetrics==1.5.2
-TEST_DEPS := tensorboard kubernetes-validate==1.37.0 $(LIGHTNING_PACKAGES)
+# TensorFlow for kolo.tensorflow's tests (tests/python/multirank/tf), and
+# tf-keras for TF_USE_LEGACY_KERAS=1 scripts. TF 2.21 alone would pull numpy 2
+# and ml-dtypes 0.6, which break Debian's torch 1.13 and scipy (built on numpy
+# 1.24); numpy 1.26.4 with ml-dtypes < 0.6 keeps TF, tf-keras, torch, scipy
+# and sklearn working in one venv (tests/python/launcher/test_tensorflow_install.py).
+# Not runtime dependencies: only TensorFlow users import kolo.tensorflow.
+# tf-keras goes in with --no-deps: it requires the package named `tensorflow`
+# (a 572 MB wheel of the same module, built with GPU kernels), which pip would
+# download and unpack over tensorflow-cpu's files; tensorflow-cpu provides it.
+TF_PACKAGES := tensorflow-cpu==2.21.0 numpy==1.26.4 "ml-dtypes<0.6"
+TF_KERAS := tf-keras==2.21.0
+TEST_DEPS := tensorboard kubernetes-validate==1.37.0 $(LIGHTNING_PACKAGES) $(TF_PACKAGES)
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
 .PHONY: all deps build python python-test deploy-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
@@ -54,6 +65,7 @@ python: $(VENV_STAMP)
 # Also remade when this file changes, so a package added above gets installed.
 $(TEST_DEPS_STAMP): $(VENV_STAMP) Makefile
 	$(PYTHON) -m pip install -q --disable-pip-version-check $(TEST_DEPS)
+	$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps $(TF_KERAS)
 	touch $(TEST_DEPS_STAMP)
 
 python-test: python $(TEST_DEPS_STAMP)

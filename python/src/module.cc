@@ -17,6 +17,7 @@
 #include "operations_binding.h"
 #include "settings_binding.h"
 #include "status_to_python.h"
+#include "tensorflow/tf_bridge.h"
 
 namespace py = pybind11;
 
@@ -303,4 +304,5 @@ PYBIND11_MODULE(_core, m) {
   kolo::python::bind_settings(m);
   kolo::python::bind_operations(m);
   kolo::python::bind_mpi(m);
+  kolo::python::tf::bind_tensorflow(m);
 }

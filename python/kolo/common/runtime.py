@@ -49,6 +49,8 @@ class Runtime:
             except _core.WorkerRemoved as removed:
                 raise WorkerRemovedError(str(removed)) from None
             self._engine = engine
+            # Framework kernels (kolo.tensorflow's ops) submit to this engine.
+            _core.attach_kernel_engine(engine)
             self._hosts_seq = engine.elastic_hosts_seq
             self._process_sets = {0: self.global_process_set}
             for i, ps in enumerate(sets, start=1):
@@ -60,6 +62,9 @@ class Runtime:
         with self._lock:
             engine, self._engine = self._engine, None
         if engine is not None:
+            # First: a kernel still submitting holds the bridge's lock, so
+            # after this no kernel reaches the engine being shut down.
+            _core.detach_kernel_engine()
             engine.shutdown()
         # Only now: the engine may run pending operations until it has shut
         # down, and afterwards every operation has finished (failed, if not done).

@@ -1,34 +1,9 @@
 """Gradient compression for allreduce (Horovod's hvd.Compression): fp16
 halves the bytes on the wire for float32/float64 gradients."""
 
-import abc
-
 import torch
 
-
-class Compressor(abc.ABC):
-    """The interface users subclass for their own compression (as in Horovod):
-    compress() returns (tensor to send, context); decompress() undoes it."""
-
-    @staticmethod
-    @abc.abstractmethod
-    def compress(tensor):
-        """Returns (tensor to send, context for decompress)."""
-
-    @staticmethod
-    @abc.abstractmethod
-    def decompress(tensor, ctx):
-        """Returns the tensor in its original form."""
-
-
-class NoneCompressor(Compressor):
-    @staticmethod
-    def compress(tensor):
-        return tensor, None
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        return tensor
+from kolo.common.compression import Compressor, NoneCompressor
 
 
 class FP16Compressor(Compressor):

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import kolo.torch as hvd
+from process_set_case import set_case_fixture
 
 DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
           torch.bfloat16, torch.float32, torch.float64, torch.bool]
@@ -31,33 +32,7 @@ def summed(ranks, rows, dtype):
     return total.to(dtype)
 
 
-class SetCase:
-    """One test's process set as a member sees it: its ranks, this rank's
-    place in it, and a tag that makes the test's tensor names unique."""
-
-    def __init__(self, process_set, tag):
-        self.process_set = process_set
-        self.ranks = process_set.ranks
-        self.me = hvd.rank()
-        self.included = self.me in self.ranks
-        self.k = self.ranks.index(self.me) if self.included else -1
-        self.n = len(self.ranks)
-        self.tag = f"{tag}.{process_set.process_set_id}"
-
-
-@pytest.fixture(params=["global", "subset"])
-def case(request):
-    """The global set, and a set of every rank but rank 0 (with -np 2 a
-    single rank), so the process-set forms get every dtype too."""
-    tag = "dt." + request.node.name
-    if request.param == "global":
-        yield SetCase(hvd.global_process_set, tag)
-        return
-    subset = hvd.add_process_set(list(range(1, hvd.size())))
-    try:
-        yield SetCase(subset, tag)
-    finally:
-        hvd.remove_process_set(subset)
+case = set_case_fixture("dt")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
