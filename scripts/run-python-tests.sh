@@ -3,6 +3,8 @@
 #   tests/python/multirank: pytest inside every rank, under kolorun -np 2 and -np 3
 #                           (every rank runs the same tests in the same order).
 #   tests/python/launcher:  plain pytest; these tests start their own jobs.
+#   tests/faults:           plain pytest; one randomized trial of every case of
+#                           the fault matrix (make faults runs it in full).
 #   tests/deploy:           plain pytest; the Helm chart and Kubeflow manifests
 #                           (rendered, schema-checked, scripts run and shellchecked).
 # Every run has a wall-clock limit; -x ends a rank at its first failure, and
@@ -26,5 +28,7 @@ for np in 2 3; do
 done
 echo "== python launcher tests"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
+echo "== fault matrix, one randomized trial per case"
+timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/faults
 echo "== deployment tests"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/deploy
