@@ -6,6 +6,8 @@ FUZZ_DIR ?= build-fuzz
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DKOLO_WERROR=ON
 FUZZ_SECONDS ?= 20
+# Trials per case of `make faults` (tests/faults/matrix.py).
+RUNS ?= 10
 STAMP := $(BUILD_DIR)/.deps-installed
 # The project venv: Debian's python3 with its site packages (python3-torch,
 # numpy, sklearn, pybind11), plus the build backend from PyPI.
@@ -36,7 +38,7 @@ TF_KERAS := tf-keras==2.21.0
 TEST_DEPS := tensorboard kubernetes-validate==1.37.0 $(LIGHTNING_PACKAGES) $(TF_PACKAGES)
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
-.PHONY: all deps build python python-test deploy-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
+.PHONY: all deps build python python-test deploy-test faults demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
 
 all: build
 
@@ -75,6 +77,12 @@ python-test: python $(TEST_DEPS_STAMP)
 # the Kubeflow manifests; they need no Kolo build.
 deploy-test: $(TEST_DEPS_STAMP)
 	timeout 900 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy
+
+# The whole fault matrix (tests/faults), RUNS randomized trials per case, and
+# its table (docs/reliability.md); python-test runs one trial per case. Each
+# trial bounds its own job; the whole run at most 10 minutes per round.
+faults: python
+	timeout $$(( $(RUNS) * 600 )) $(PYTHON) tests/faults/matrix.py --runs $(RUNS)
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)

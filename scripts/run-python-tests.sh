@@ -4,6 +4,8 @@
 #                           (every rank runs the same tests in the same order);
 #                           the Adasum tests under -np 4 too.
 #   tests/python/launcher:  plain pytest; these tests start their own jobs.
+#   tests/faults:           plain pytest; one randomized trial of every case of
+#                           the fault matrix (make faults runs it in full).
 #   tests/deploy:           plain pytest; the Helm chart and Kubeflow manifests
 #                           (rendered, schema-checked, scripts run and shellchecked).
 # Every run has a wall-clock limit; -x ends a rank at its first failure, and
@@ -32,5 +34,7 @@ timeout 600 "$kolorun" -np 4 "$python" -m pytest "${pytest_args[@]}" \
   tests/python/multirank/test_adasum.py tests/python/multirank/test_adasum_optimizer.py
 echo "== python launcher tests"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
+echo "== fault matrix, one randomized trial per case"
+timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/faults
 echo "== deployment tests"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/deploy

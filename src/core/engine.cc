@@ -49,8 +49,16 @@ TensorArgs control_operation(std::string name) {
 Engine::Engine(const Config& config, EngineOptions options)
     : config_(config), options_(std::move(options)) {
   connect(options_);
-  if (!config_.engine.timeline_path.empty())
-    start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
+  if (!config_.engine.timeline_path.empty()) {
+    try {
+      start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
+    } catch (...) {
+      // The program ends on it (init failed), and the other ranks then lose
+      // this one; kolorun's last line should give this cause, not theirs.
+      report_to_launcher(status_from_current_exception().message());
+      throw;
+    }
+  }
   // The background thread starts last: a constructor that throws never runs
   // the destructor, and a joinable std::thread destroyed by the unwinding
   // terminates the process (SIGABRT instead of the error). Nothing that can
@@ -505,6 +513,14 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
   };
   if (response.kind == Response::Kind::kError) {
     finish(Status(StatusCode::kInvalidArgument, response.error));
+    // Every rank gets the same error; a program that ends on it then exits
+    // non-zero, and kolorun's last line should say why, not only which rank
+    // exited first. A program that catches the error and goes on succeeds,
+    // and kolorun never reads the report.
+    if (!error_reported_) {
+      error_reported_ = true;
+      report_to_launcher(response.error);
+    }
     return;
   }
   if (response.op == OpType::kJoin) {
@@ -582,10 +598,14 @@ void Engine::fail_everything(const Status& status, bool job_failed) {
   }
   // For kolorun's last line, after the handles (a store that does not
   // answer must not delay the rank's own error).
-  if (first_failure && elastic_round_ < 0)
-    rendezvous::report_failure(
-        *store_, config_.rendezvous.prefix,
-        fmt::format("rank {} reports: {}", config_.layout.rank, status.message()));
+  if (first_failure) report_to_launcher(status.message());
+}
+
+void Engine::report_to_launcher(const std::string& message) {
+  // An elastic round's failures are the driver's to handle, not the job's end.
+  if (elastic_round_ >= 0 || !store_) return;
+  rendezvous::report_failure(*store_, config_.rendezvous.prefix,
+                             fmt::format("rank {} reports: {}", config_.layout.rank, message));
 }
 
 }  // namespace kolo::core

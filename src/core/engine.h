@@ -153,6 +153,9 @@ class Engine {
   void run_set_change(const Response& response, TensorEntry* entry) KOLO_EXCLUDES(mutex_);
   void fail_everything(const Status& status, bool job_failed) KOLO_EXCLUDES(mutex_);
   void publish_cache_stats(const ProcessSet& set) KOLO_EXCLUDES(mutex_);
+  // Leaves `message` for kolorun's last line (rendezvous/failure_report.h);
+  // the store keeps the first report of the job.
+  void report_to_launcher(const std::string& message);
 
   Config config_;  // elastic mode: the layout and key prefix of the round joined
   EngineOptions options_;
@@ -176,6 +179,9 @@ class Engine {
   std::chrono::steady_clock::time_point last_cycle_start_ KOLO_GUARDED_BY(mutex_){};
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
+  // Background thread only: a negotiation error (a mismatch, a stalled
+  // tensor) has been reported to the launcher; later ones are not.
+  bool error_reported_ = false;
   Status failure_ KOLO_GUARDED_BY(mutex_);
   // Started as the constructor's last statement (see Engine::Engine).
   std::thread thread_;

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/untrusted_text.h"
 #include "runner/cli_app.h"
 #include "runner/cli_launcher.h"
 #include "runner/option_spelling.h"
@@ -300,7 +301,11 @@ CliResult parse_command_line(const std::vector<std::string>& args, const Environ
   } catch (const CLI::ParseError& e) {
     std::ostringstream out, err;
     int code = app.exit(e, out, err);
-    return exit_with(code == 0 ? 0 : 2, out.str(), err.str());
+    if (code == 0) return exit_with(0, out.str(), err.str());  // --help, --version
+    // One line, like every other refusal, instead of CLI11's two.
+    return exit_with(2, "",
+                     fmt::format("kolorun: {} (kolorun --help lists the options)\n",
+                                 untrusted_text(e.what(), 300)));
   }
 
   try {

@@ -217,9 +217,24 @@ ChildProcess::~ChildProcess() {
   }
 }
 
+namespace {
+
+// Whether continuing a stopped process after `sig` lets it act on it. A
+// stopped process (SIGSTOP: a frozen rank) acts on no signal but SIGKILL
+// until continued, so kolorun's SIGTERM would sit pending through the whole
+// grace period; continued, it ends at once or runs its handler.
+bool acted_on_only_when_running(int sig) {
+  return sig != 0 && sig != SIGKILL && sig != SIGCONT && sig != SIGSTOP && sig != SIGTSTP &&
+         sig != SIGTTIN && sig != SIGTTOU;
+}
+
+}  // namespace
+
 void ChildProcess::signal_group(int sig) const {
   if (pid_ <= 0 || status_) return;
-  if (::kill(-pid_, sig) != 0) ::kill(pid_, sig);
+  const bool group = ::kill(-pid_, sig) == 0;
+  if (!group) ::kill(pid_, sig);
+  if (acted_on_only_when_running(sig)) ::kill(group ? -pid_ : pid_, SIGCONT);
 }
 
 std::optional<ExitStatus> ChildProcess::poll_exit() {

@@ -79,8 +79,10 @@ class ChildProcess {
   UniqueFd release_stdout() { return std::move(stdout_); }
   UniqueFd release_stderr() { return std::move(stderr_); }
 
-  // Signals the child's whole process group. Safe after exit (until reaped,
-  // the zombie keeps the group id from being reused).
+  // Signals the child's whole process group, and continues it after a
+  // signal a stopped process would leave pending (SIGTERM to a frozen rank).
+  // Safe after exit (until reaped, the zombie keeps the group id from being
+  // reused).
   void signal_group(int sig) const;
 
   // Reaps the child if it has exited: its status, else nullopt. After exit

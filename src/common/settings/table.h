@@ -165,16 +165,28 @@ inline constexpr Spec kTable[] = {
               .config_key = "library_options.gloo_timeout_seconds"}},
     {.name = "KOLO_PEER_TIMEOUT_SECONDS",
      .kind = Kind::kSeconds,
-     .fallback = "30",
+     .fallback = "6",
      .range = kAboveZero,
      .section = kTcp,
      .description =
-         "a peer from which nothing has arrived for this long is declared lost (\"rank 1 (host "
-         "b) stopped answering: nothing received for 30.0 s\"), failing every rank; heartbeats "
-         "go out on any connection idle for a sixth of this (at most 1 s), so only a stopped or "
-         "unreachable process is ever that quiet. Keep it below `KOLO_TIMEOUT_SECONDS`, so the "
+         "liveness: a peer from which nothing, not even a heartbeat, has arrived for this long "
+         "is declared lost (\"rank 1 (host b) stopped answering: nothing received for 6.0 s\"), "
+         "failing every rank with its name. Heartbeats come from each rank's transport thread, "
+         "not from the program or its collectives, so a rank busy between collectives (Python "
+         "holding the GIL included) keeps beating and only a frozen (SIGSTOP), wedged or "
+         "unreachable process is ever this quiet. Keep it below `KOLO_TIMEOUT_SECONDS`, so the "
          "stopped rank is blamed rather than a healthy rank waiting on it. A stall shutdown "
          "time (`KOLO_STALL_SHUTDOWN_TIME_SECONDS`) shorter than this takes its place"},
+    {.name = "KOLO_HEARTBEAT_INTERVAL",
+     .kind = Kind::kMillis,
+     .fallback = "500",
+     .range = {1, 60000},
+     .section = kTcp,
+     .description =
+         "liveness: each rank's transport thread sends a heartbeat on every connection that "
+         "has carried nothing for this long (and checks its peers' silence four times as "
+         "often); cut to a third of `KOLO_PEER_TIMEOUT_SECONDS` when longer, so a few late "
+         "beats on a loaded host are never taken for a lost peer. A beat is a 32-byte frame"},
     {.name = "KOLO_SOCKET_BUFFER_BYTES",
      .kind = Kind::kSize,
      .fallback = "4M",

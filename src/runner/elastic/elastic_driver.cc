@@ -448,10 +448,16 @@ void ElasticDriver::below_min_np(Job& job, int possible, Clock::time_point now) 
                     possible, elastic_.min_np, seconds_text(elastic_.timeout), what,
                     registry_.usable_slots(), blacklisted));
   } else if (now - *below_min_since_ >= elastic_.timeout) {
+    // A script that keeps failing is the root cause; its warning may be far
+    // above (or held back by the rate limit), so the last line repeats it.
+    const std::string script_failing =
+        last_discovery_error_.empty()
+            ? std::string()
+            : fmt::format("; the host discovery script failed: {}", last_discovery_error_);
     fail(job, fmt::format("fewer than --min-np {} workers were possible for {} (usable slots: "
-                          "{}{})",
+                          "{}{}){}",
                           elastic_.min_np, seconds_text(elastic_.timeout), registry_.usable_slots(),
-                          blacklisted));
+                          blacklisted, script_failing));
   }
 }
 

@@ -30,14 +30,19 @@ struct TcpOptions {
   // Longest wait for any single send or receive before it fails naming the
   // peer (KOLO_TIMEOUT_SECONDS).
   std::chrono::milliseconds op_timeout{std::chrono::seconds(300)};
-  // A peer from which nothing (data or heartbeat) has arrived for this long
-  // is declared lost, even though its connection is still open: a stopped
-  // or wedged process, or a host gone without a FIN
-  // (KOLO_PEER_TIMEOUT_SECONDS). Each rank sends a heartbeat on any
-  // connection idle for heartbeat_interval(), so a live peer is never silent
-  // that long; keep it well below op_timeout so the rank that stopped is the
-  // one blamed, not a healthy rank that waits on it.
-  std::chrono::milliseconds peer_timeout{std::chrono::seconds(30)};
+  // Liveness. A peer from which nothing (data or heartbeat) has arrived for
+  // this long is declared lost, even though its connection is still open: a
+  // stopped or wedged process, or a host gone without a FIN
+  // (KOLO_PEER_TIMEOUT_SECONDS). The progress thread sends a heartbeat on
+  // any connection idle for heartbeat_interval() and reads every socket
+  // whether or not a receive is posted, so a live peer is never silent that
+  // long, however long its program computes between collectives; keep it
+  // well below op_timeout so the rank that stopped is the one blamed, not a
+  // healthy rank that waits on it.
+  std::chrono::milliseconds peer_timeout{std::chrono::seconds(6)};
+  // How often an idle connection beats (KOLO_HEARTBEAT_INTERVAL); see
+  // heartbeat_interval() for the bound the peer timeout puts on it.
+  std::chrono::milliseconds heartbeat{500};
   // SO_SNDBUF / SO_RCVBUF requested for data connections
   // (KOLO_SOCKET_BUFFER_BYTES); 0 leaves the kernel's autotuning alone.
   size_t socket_buffer_bytes = 4u << 20;
@@ -68,10 +73,11 @@ struct TcpOptions {
   // (KOLO_RING_CHUNK_BYTES), or the ring allreduce never stripes.
   size_t stripe_threshold = 256u << 10;
 
-  // Six heartbeats per peer timeout (a few may be late on a loaded host),
-  // but at least one a second: the cost is a 32-byte frame per idle second.
+  // At least three heartbeats per peer timeout (a few may be late on a
+  // loaded host), whatever the two settings say: the cost is a 32-byte frame
+  // per idle connection and interval.
   std::chrono::milliseconds heartbeat_interval() const {
-    auto interval = std::min<std::chrono::milliseconds>(peer_timeout / 6, std::chrono::seconds(1));
+    auto interval = std::min<std::chrono::milliseconds>(heartbeat, peer_timeout / 3);
     return std::max<std::chrono::milliseconds>(interval, std::chrono::milliseconds(1));
   }
 };

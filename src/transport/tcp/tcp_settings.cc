@@ -17,6 +17,7 @@ TcpOptions tcp_options_from(const settings::Values& v) {
   tcp.connect_timeout = v.duration<milliseconds>("KOLO_START_TIMEOUT");
   tcp.op_timeout = v.duration<milliseconds>("KOLO_TIMEOUT_SECONDS");
   tcp.peer_timeout = v.duration<milliseconds>("KOLO_PEER_TIMEOUT_SECONDS");
+  tcp.heartbeat = v.duration<milliseconds>("KOLO_HEARTBEAT_INTERVAL");
   // A rank silent for the stall shutdown time (a frozen process, which
   // submits nothing and answers no negotiation) is a stall the user asked to
   // end then: the negotiation waits on it, so the stall inspector never

@@ -150,5 +150,17 @@ def test_discovery_output_of_changing_garbage_is_reported_seldom_short_and_escap
     assert all(b in printable for b in job.stderr().encode()), job.report()
 
 
+def test_a_discovery_script_that_keeps_failing_is_named_in_the_last_line(tmp_path, stop_jobs):
+    # The job used to end with only "fewer than --min-np 2 workers were
+    # possible", the script's failure far above it.
+    job, rc = run_with_discovery(tmp_path, stop_jobs, "echo 'no cluster here' >&2; exit 3\n", 3)
+    assert rc == 1, job.report()
+    last = job.kolorun_lines()[-1]
+    assert last.startswith("kolorun: job failed: fewer than --min-np 2 workers were possible"), (
+        job.report())
+    assert last.endswith("; the host discovery script failed: exited with code 3: no cluster "
+                         "here"), job.report()
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

@@ -93,3 +93,19 @@ def test_unwritable_timeline_path_fails_init_naming_it(tmp_path, np_, where):
     assert f"timeline: cannot open '{path}'" in job.stderr, job.stderr
     assert "terminate called" not in job.stderr, job.stderr
     assert "signal 6" not in job.stderr, job.stderr
+
+
+@pytest.mark.parametrize("kind", ["shape", "dtype"])
+def test_a_mismatch_that_ends_the_job_is_named_in_kolorun_last_line(tmp_path, kind):
+    # Every rank fails with the same error and exits 1; kolorun's last line
+    # used to say only which rank exited first.
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_worker.py")
+    job = subprocess.run([kolorun(), "-np", "3", sys.executable, worker, str(tmp_path),
+                          "--mismatch", f"{kind}:2"], capture_output=True, text=True, timeout=120)
+    assert job.returncode == 1, job.stderr
+    reports = {(tmp_path / f"rank{r}.txt").read_text().split(": ", 1)[1] for r in range(3)}
+    assert len(reports) == 1, reports
+    cause = reports.pop()
+    assert "Mismatched" in cause and "'grad.1'" in cause, cause
+    last = [line for line in job.stderr.splitlines() if line.startswith("kolorun: ")][-1]
+    assert last.startswith("kolorun: job failed: rank ") and cause in last, job.stderr

@@ -212,3 +212,34 @@ def test_a_rank_killed_by_a_signal_is_reported_as_such_through_its_supervisor(tm
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_a_stopped_rank_acts_on_kolorun_sigterm_at_once(tmp_path):
+    # A frozen (SIGSTOPped) process acts on no signal but SIGKILL until it
+    # is continued: kolorun's SIGTERM used to stay pending until the SIGKILL
+    # 5 s later, so the rank's handler never ran. kolorun continues the
+    # group after the signal, and the handler runs.
+    script = (f"trap 'echo TERM > {tmp_path}/handled.$$; exit 0' TERM; echo rank $$; "
+              "while :; do sleep 0.05; done")
+    job = subprocess.Popen([kolorun(), "-np", "2", "sh", "-c", script], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        pids = []
+        deadline = time.monotonic() + 20
+        while len(pids) < 2 and time.monotonic() < deadline:
+            line = job.stdout.readline()
+            if "rank " in line:
+                pids.append(int(line.rsplit(" ", 1)[1]))
+        assert len(pids) == 2, "the ranks did not start"
+        os.kill(pids[1], signal.SIGSTOP)
+        job.send_signal(signal.SIGTERM)
+        job.wait(30)
+        assert (tmp_path / f"handled.{pids[0]}").exists(), "the running rank's handler never ran"
+        assert (tmp_path / f"handled.{pids[1]}").exists(), (
+            "the stopped rank's SIGTERM handler never ran")
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait(10)
+        job.stdout.close()
+        job.stderr.close()

@@ -64,6 +64,23 @@ TEST(ConfigTcp, TheStallShutdownTimeBoundsHowLongAPeerMayBeSilent) {
   EXPECT_EQ(tcp_from_env().peer_timeout, seconds(600));
 }
 
+// Liveness at default settings names a frozen rank within 10 s: 6 s of
+// silence, beats every 500 ms; a beat interval above a third of the
+// timeout is shortened, so a live peer always beats several times in it.
+TEST(ConfigTcp, HeartbeatIntervalAndPeerTimeoutDefaultsAndBound) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(tcp_from_env().peer_timeout, milliseconds(6000));
+  EXPECT_EQ(tcp_from_env().heartbeat_interval(), milliseconds(500));
+  ScopedVar beat("KOLO_HEARTBEAT_INTERVAL", "200");
+  EXPECT_EQ(tcp_from_env().heartbeat_interval(), milliseconds(200));
+  ScopedVar slow("KOLO_HEARTBEAT_INTERVAL", "5000");
+  EXPECT_EQ(tcp_from_env().heartbeat_interval(), milliseconds(2000));  // a third of 6 s
+  ScopedVar peer("KOLO_PEER_TIMEOUT_SECONDS", "60");
+  EXPECT_EQ(tcp_from_env().heartbeat_interval(), milliseconds(5000));
+  EXPECT_NE(rejection("KOLO_HEARTBEAT_INTERVAL", "0").find("KOLO_HEARTBEAT_INTERVAL"),
+            std::string::npos);
+}
+
 TEST(ConfigTcp, BadValuesNameTheVariable) {
   for (const char* value : {"0", "-2", "17", "many", "2.5"}) {
     std::string what = rejection("KOLO_TCP_STREAMS", value);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,9 @@ void expect_error(std::vector<std::string> args, const std::string& message) {
   EXPECT_EQ(r.action, CliResult::Action::kExit) << message;
   EXPECT_EQ(r.exit_code, 2) << message;
   EXPECT_NE(r.error.find(message), std::string::npos) << "stderr was: " << r.error;
+  // One line, kolorun's, whoever found the problem (CLI11 wrote two of its own).
+  EXPECT_EQ(r.error.rfind("kolorun: ", 0), 0u) << r.error;
+  EXPECT_EQ(std::count(r.error.begin(), r.error.end(), '\n'), 1) << r.error;
 }
 
 std::string temp_file(const std::string& name, const std::string& text) {

@@ -89,7 +89,8 @@ bool contains(const std::string& text, const std::string& part) {
 TEST(TcpLiveness, SilentPeerIsLostAfterThePeerTimeoutNotTheOperationTimeout) {
   rendezvous::MemoryStore store;
   auto options = loopback_tcp_options(20s);
-  options.peer_timeout = 600ms;  // heartbeats every 100 ms
+  options.peer_timeout = 600ms;
+  options.heartbeat = 100ms;
   std::unique_ptr<Context> ctx;
   std::optional<SilentPeer> silent;
   // Both halves of the handshake bound their waits (10 s); join before
@@ -146,10 +147,12 @@ TEST(TcpLiveness, SilentPeerIsLostAfterThePeerTimeoutNotTheOperationTimeout) {
 }
 
 // A peer that sends nothing for several peer timeouts is still alive: its
-// progress thread heartbeats while its caller is busy elsewhere.
+// progress thread heartbeats while its caller is busy elsewhere. A beat
+// interval longer than the timeout allows is cut to a third of it.
 TEST(TcpLiveness, QuietLivePeerIsNotLost) {
   auto options = loopback_tcp_options();
   options.peer_timeout = 500ms;
+  options.heartbeat = 10s;
   auto mesh = make_tcp_mesh(2, options);
   run_threads(2, [&](int rank) {
     Context& ctx = *mesh[rank];
@@ -166,7 +169,8 @@ TEST(TcpLiveness, QuietLivePeerIsNotLost) {
 // socket takes in many writes; none may land inside another frame.
 TEST(TcpLiveness, HeartbeatsNeverSplitDataFrames) {
   auto options = loopback_tcp_options();
-  options.peer_timeout = 600ms;  // heartbeats every 100 ms
+  options.peer_timeout = 600ms;
+  options.heartbeat = 100ms;
   auto mesh = make_tcp_mesh(2, options);
   run_threads(2, [&](int rank) {
     Context& ctx = *mesh[rank];

@@ -1,0 +1,144 @@
+"""Fault cases in a running engine job (fault_worker.py under kolorun, 2 to
+4 ranks, default settings unless the case is about one): a rank killed
+with SIGKILL or frozen with SIGSTOP at a random moment, every kind of
+mismatch between ranks, a tensor one rank never submits. Each function runs
+one randomized trial and returns its trial.Outcome."""
+
+import os
+import re
+import signal
+import sys
+import time
+
+from trial import (WORKER, finish, judge_failure, new_marker, rank_pids, read_reports,
+                   start_job)
+
+READY = re.compile(r"ready rank (\d+) pid (\d+)")
+MISMATCH_KINDS = ["shape", "dtype", "op", "collective", "root"]
+
+
+def _start(workdir, np_, worker_args, env=None):
+    marker = new_marker()
+    args = ["-np", np_, sys.executable, WORKER, workdir, "--marker", marker] + worker_args
+    return start_job(workdir, args, env=env, marker=marker)
+
+
+def _ready(job):
+    return {int(r): int(p) for r, p in READY.findall(job.stdout())}
+
+
+def _wait_ready(job, np_, limit=60):
+    deadline = time.monotonic() + limit
+    while len(_ready(job)) < np_:
+        if job.process.poll() is not None or time.monotonic() > deadline:
+            return None
+        time.sleep(0.02)
+    return _ready(job)
+
+
+def _wait_pid(job, rank, limit=30):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and job.process.poll() is None:
+        pid = rank_pids(job).get(rank)
+        if pid:
+            return pid
+        time.sleep(0.01)
+    return None
+
+
+def _signal_at_random_moment(rng, job, np_, target, sig, early_share):
+    """Sends `sig` to rank `target` while the job starts (with probability
+    early_share) or while it trains; returns (when, the ranks then ready)
+    or (None, {}) if the moment never came."""
+    if rng.random() < early_share:
+        pid = _wait_pid(job, target)
+        if pid is None:
+            return None, {}
+        time.sleep(rng.uniform(0, 1.5))
+    else:
+        ready = _wait_ready(job, np_)
+        if ready is None:
+            return None, {}
+        pid = ready[target]
+        time.sleep(rng.uniform(0, 2))
+    ready = set(_ready(job)) - {target}
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return None, {}
+    return time.monotonic(), ready
+
+
+def _signal_trial(rng, workdir, sig, cause, early_share, limit_after_fault):
+    """2-4 ranks training; a random rank (rank 0 too) gets `sig` at a random
+    moment. Every rank running then, and kolorun's last line, must name it:
+    cause.format(rank=...)."""
+    np_ = rng.choice([2, 3, 4])
+    target = rng.randrange(np_)
+    job = _start(workdir, np_, ["--steps", 100000, "--step-sleep", 0.01, "--spare", target])
+    try:
+        fault_at, ready = _signal_at_random_moment(rng, job, np_, target, sig, early_share)
+        rc = finish(job, (fault_at or time.monotonic()) - job.started + limit_after_fault)
+        return judge_failure(job, rc, cause.format(rank=target), read_reports(workdir, ready),
+                             fault_at, limit_hit=fault_at is None)
+    finally:
+        job.stop()
+
+
+def kill9(rng, workdir):
+    return _signal_trial(rng, workdir, signal.SIGKILL, "rank {rank}", 0.3, 60)
+
+
+def sigstop(rng, workdir):
+    """At default settings: named within the peer timeout (6 s) and the exits."""
+    return _signal_trial(rng, workdir, signal.SIGSTOP,
+                         "rank {rank} (host localhost) stopped answering", 0.0, 30)
+
+
+def mismatch(rng, workdir):
+    np_ = rng.choice([2, 3, 4])
+    kind = rng.choice(MISMATCH_KINDS)
+    culprit = rng.randrange(np_)
+    job = _start(workdir, np_, ["--steps", 3, "--mismatch", f"{kind}:{culprit}"])
+    try:
+        started = time.monotonic()
+        rc = finish(job, 90)
+        reports = read_reports(workdir, range(np_))
+        outcome = judge_failure(job, rc, "grad.1", reports, started)
+        texts = {t.split(": ", 1)[-1] for t in reports.values()}
+        if outcome.kind == "clear error" and len(texts) != 1:
+            outcome.kind = "unclear error"
+            outcome.detail = f"{kind} mismatch: the ranks' messages differ: {reports}"
+        outcome.detail = f"{kind} mismatch by rank {culprit}: {outcome.detail}"
+        return outcome
+    finally:
+        job.stop()
+
+
+def missing_tensor(rng, workdir):
+    """A tensor one rank never submits: the stall inspector (asked for here,
+    2 s warning, 4 s shutdown) fails it on the others naming that rank. The
+    rank that skipped it has meanwhile submitted the next one, which stalls
+    too; which of the two errors kolorun's last line gives depends on which
+    rank reports first, so the cause checked is the stall shutdown itself."""
+    np_ = rng.choice([2, 3, 4])
+    skip = rng.randrange(np_)
+    job = _start(workdir, np_, ["--steps", 3, "--skip", skip, "--spare", skip],
+                 env={"KOLO_STALL_CHECK_TIME_SECONDS": "2",
+                      "KOLO_STALL_SHUTDOWN_TIME_SECONDS": "4"})
+    try:
+        started = time.monotonic()
+        rc = finish(job, 90)
+        others = [r for r in range(np_) if r != skip]
+        return judge_failure(job, rc, "within 4 s (KOLO_STALL_SHUTDOWN_TIME_SECONDS)",
+                             read_reports(workdir, others), started)
+    finally:
+        job.stop()
+
+
+CASES = {
+    "kill -9 a rank": kill9,
+    "SIGSTOP a rank": sigstop,
+    "mismatch": mismatch,
+    "tensor missing on one rank": missing_tensor,
+}
