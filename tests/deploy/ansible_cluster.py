@@ -141,6 +141,7 @@ class Cluster:
         public_key = self.key.with_suffix(".pub").read_text()
         lines = []
         for host, name in self.names.items():
+            self._copy_site_tls_settings(name)
             self.addresses[host] = run(
                 ["docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}"
                  "{{end}}", name], timeout=30).stdout.strip()
@@ -149,6 +150,16 @@ class Cluster:
             host_key = self._wait_for_sshd(host)
             lines.append(f"{self.addresses[host]} {host_key}")
         self.known_hosts.write_text("\n".join(lines) + "\n")
+
+    def _copy_site_tls_settings(self, name):
+        """The host's own certificate authorities and pip.conf, as a site's VM image
+        carries them: where a proxy re-signs TLS, pip on the hosts needs them to reach PyPI."""
+        extra_cas = Path("/usr/local/share/ca-certificates")
+        if any(extra_cas.glob("*.crt")):
+            run(["docker", "cp", f"{extra_cas}/.", f"{name}:{extra_cas}/"], timeout=60)
+            run(["docker", "exec", name, "update-ca-certificates"], timeout=120)
+        if Path("/etc/pip.conf").is_file():
+            run(["docker", "cp", "/etc/pip.conf", f"{name}:/etc/pip.conf"], timeout=60)
 
     def _wait_for_sshd(self, host, timeout=180):
         """systemd starts sshd, which makes the host keys first; returns the ed25519 one."""
