@@ -141,13 +141,13 @@ class Cluster:
         public_key = self.key.with_suffix(".pub").read_text()
         lines = []
         for host, name in self.names.items():
-            self._copy_site_tls_settings(name)
             self.addresses[host] = run(
                 ["docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}"
                  "{{end}}", name], timeout=30).stdout.strip()
             self.exec(host, "install -d -m 700 /root/.ssh && cat > /root/.ssh/authorized_keys",
                       input=public_key)
-            host_key = self._wait_for_sshd(host)
+            host_key = self._wait_for_sshd(host)  # also: booted, /tmp mounted
+            self._copy_site_tls_settings(name)
             lines.append(f"{self.addresses[host]} {host_key}")
         self.known_hosts.write_text("\n".join(lines) + "\n")
 
