@@ -78,7 +78,7 @@ def test_sshd_listens_on_the_chosen_port_and_takes_keys_only(deployed, tmp_path)
     key.write_text(deployed.exec("main", "cat /home/kolo/.ssh/id_ed25519").stdout)
     key.chmod(0o600)
     known_hosts = tmp_path / "known_hosts"
-    known_hosts.write_text(deployed.exec("main", "cat /home/kolo/.ssh/known_hosts").stdout)
+    known_hosts.write_text(deployed.exec("main", "cat /etc/kolo/ssh_known_hosts").stdout)
     for host in ("worker1", "worker2"):
         address = deployed.addresses[host]
         common = ["ssh", "-p", str(SSH_PORT), "-o", "BatchMode=yes", "-o", "ConnectTimeout=20",
