@@ -74,9 +74,11 @@ python-test: python $(TEST_DEPS_STAMP)
 	./scripts/run-python-tests.sh $(VENV)
 
 # The deployment tests alone (python-test runs them too): the Helm chart and
-# the Kubeflow manifests; they need no Kolo build.
+# the Kubeflow manifests, which need no Kolo build, and the Ansible playbook
+# run against containers (it builds the Kolo wheel, reusing build/python, and
+# Debian 12 images once: up to 40 minutes on a fresh machine).
 deploy-test: $(TEST_DEPS_STAMP)
-	timeout 900 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy
+	timeout 2400 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy
 
 # The whole fault matrix (tests/faults), RUNS randomized trials per case, and
 # its table (docs/reliability.md); python-test runs one trial per case. Each

@@ -31,6 +31,8 @@ packages=(
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev shellcheck
   # The chart of `kolo timeline summary` (python/kolo/timeline/chart.py).
   python3-matplotlib
+  # deploy/ansible: the playbook's runner and its linters (tests/deploy/test_ansible*.py).
+  ansible-core ansible-lint yamllint
 )
 
 missing=()

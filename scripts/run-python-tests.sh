@@ -7,7 +7,8 @@
 #   tests/faults:           plain pytest; one randomized trial of every case of
 #                           the fault matrix (make faults runs it in full).
 #   tests/deploy:           plain pytest; the Helm chart and Kubeflow manifests
-#                           (rendered, schema-checked, scripts run and shellchecked).
+#                           (rendered, schema-checked, scripts run and shellchecked),
+#                           the Ansible playbook run against containers.
 # Every run has a wall-clock limit; -x ends a rank at its first failure, and
 # kolorun then stops the others, so a failure never leaves ranks waiting.
 set -euo pipefail
@@ -37,4 +38,5 @@ timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
 echo "== fault matrix, one randomized trial per case"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/faults
 echo "== deployment tests"
-timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/deploy
+# The Ansible tests build images and a wheel on a fresh machine: a longer limit.
+timeout 2400 "$python" -m pytest "${pytest_args[@]}" tests/deploy
