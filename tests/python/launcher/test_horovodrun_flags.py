@@ -55,7 +55,8 @@ def test_accepted_with_one_warning(flags, warning):
     (["--jsrun"], "kolorun: --jsrun needs IBM's jsrun, which is not in PATH"),
     (["--log"], "kolorun: ambiguous option --log: could be --log-level, --log-without-timestamp, "
                 "--log-hide-timestamp, --log-with-timestamp"),
-    (["--autotune", "--no-autotune"], "--autotune excludes --no-autotune"),
+    (["--autotune", "--no-autotune"],
+         "kolorun: --autotune and --no-autotune cannot be given together"),
     (["--hierarchical-allgather", "--no-hierarchical-allgather"],
      "kolorun: --hierarchical-allgather and --no-hierarchical-allgather cannot be given together"),
 ])
