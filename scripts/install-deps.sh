@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libssl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
+  # The autotuner's Gaussian process (src/core/autotune): header-only.
+  libeigen3-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev clang-format
   procps iproute2

@@ -105,6 +105,9 @@ int run_engine_rank(const BenchArgs& args) {
     check();
   }
   core::CacheStats stats = engine.cache_stats();
+  // With KOLO_AUTOTUNE: the settings the timed steps ran with (tuning runs
+  // during the warm-up steps; "(tuning)" means -w was too short for it).
+  const std::vector<core::AppliedTuning> tunings = engine.applied_tunings();
   engine.shutdown();
 
   if (rank == 0) {
@@ -123,6 +126,9 @@ int run_engine_rank(const BenchArgs& args) {
                bytes * bus / e / 1e3, e / r);
     fmt::print("{:>28} {:>12.1f} {:>12.3f} {:>9.2f}x\n", "raw allreduce (one buffer)", r,
                bytes * bus / r / 1e3, 1.0);
+    if (!tunings.empty())
+      fmt::print("# autotune after {} settings: {}\n", tunings.size(),
+                 core::autotune::describe(tunings.back().params));
     fmt::print("# engine overhead: {:+.1f}%   #wrong: {}\n", (e / r - 1) * 100, wrong);
     std::fflush(stdout);
   }

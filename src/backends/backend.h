@@ -96,6 +96,19 @@ class Backend {
   // Fails every pending and later operation of the whole job with `reason`,
   // and tells the peers why.
   virtual void abort(const std::string& reason) = 0;
+
+  // Whether this group has a hierarchical path (shared memory within hosts,
+  // then across hosts) whose choice changes anything; the autotuner tries
+  // the hierarchical settings only then.
+  virtual bool has_hierarchical_path() const { return false; }
+  // Turns the hierarchical allreduce and allgather on or off from the next
+  // operation on. Every member calls it at the same point of its sequence
+  // (the autotuner's settings arrive in a negotiation); a no-op without a
+  // hierarchical path.
+  virtual void set_hierarchical(bool allreduce, bool allgather) {
+    (void)allreduce;
+    (void)allgather;
+  }
 };
 
 }  // namespace kolo::backends

@@ -50,7 +50,7 @@ void Controller::classify(std::vector<TensorEntry> entries, Clock::time_point no
   for (size_t i = 0; i < entries.size(); ++i) {
     Request& request = entries[i].request;
     request.rank = backend_.rank();
-    bool fast = joined_.empty() && ResponseCache::cacheable(request);
+    bool fast = cache_enabled_ && joined_.empty() && ResponseCache::cacheable(request);
     if (fast) lookups[i] = cache_.lookup(request);
     bool hit = fast && lookups[i].state == ResponseCache::State::kHit;
     if (!request.group.empty()) {
@@ -97,7 +97,7 @@ std::vector<uint64_t> Controller::build_bits(bool want_shutdown) const {
   // Flags and invalid bits are stored inverted, so the AND yields their OR.
   std::vector<uint64_t> words(1 + 2 * words_per_bitset_, 0);
   uint64_t flags = 0;
-  if (!to_send_.empty() || stall_expired_) flags |= kFlagUncached;
+  if (!to_send_.empty() || stall_expired_ || !offered_tuning_.empty()) flags |= kFlagUncached;
   if (want_shutdown) flags |= kFlagShutdown;
   words[0] = ~flags;
   for (const auto& [slot, name] : pending_hits_) words[1 + slot / 64] |= uint64_t{1} << (slot % 64);
@@ -127,6 +127,8 @@ ResponseList Controller::full_negotiation(Clock::time_point now) {
     }
     ResponseList list = coordinator_->take_ready();
     stall_expired_ = false;
+    list.tuning = std::move(offered_tuning_);
+    offered_tuning_.clear();
     answer = encode_response_list(list);
   }
   backend_.broadcast_bytes(0, answer);
@@ -182,6 +184,7 @@ CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool wa
     ResponseList list = full_negotiation(now);
     joined_ = list.joined;
     outcome.cacheable = list.cacheable;
+    outcome.tuning = std::move(list.tuning);
     for (auto& response : list.responses) outcome.responses.push_back(std::move(response));
   } else {
     KOLO_CHECK(to_send_.empty());
@@ -197,7 +200,31 @@ std::optional<TensorEntry> Controller::take_entry(const std::string& name) {
   return entry;
 }
 
+void Controller::offer_tuning(std::string tuning) {
+  KOLO_CHECK(coordinator_.has_value());
+  offered_tuning_ = std::move(tuning);
+}
+
+void Controller::set_cache_enabled(bool enabled) {
+  if (enabled == cache_enabled_) return;
+  cache_enabled_ = enabled;
+  if (enabled) return;
+  // Waiting hits are not ready everywhere yet: they go to the coordinator
+  // instead (every rank does the same with its own, in the same cycle).
+  const auto now = Clock::now();
+  for (const auto& [slot, name] : pending_hits_) {
+    const TensorEntry& entry = pending_.at(name);
+    Request request = entry.request;
+    request.age_us = micros_between(entry.enqueued, now);
+    to_send_.push_back(std::move(request));
+  }
+  pending_hits_.clear();
+  for (uint32_t slot = 0; slot < cache_.capacity(); ++slot)
+    if (cache_.occupied(slot)) cache_.erase(slot);
+}
+
 void Controller::remember(const Request& request, const Response& response, size_t index) {
+  if (!cache_enabled_) return;
   if (!ResponseCache::cacheable(request) || response.kind != Response::Kind::kRun) return;
   if (cache_.peek(request).state == ResponseCache::State::kHit) return;
   cache_.put(request, single_tensor(response, index));

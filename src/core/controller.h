@@ -39,6 +39,9 @@ struct CycleOutcome {
   // Whether slow-path responses may enter the cache after they run.
   bool cacheable = true;
   bool shutdown = false;  // some rank asked to shut down
+  // The autotuner's new settings, to apply after these responses ran
+  // (core/autotune/tuned_params.h); empty when they do not change.
+  std::string tuning;
 };
 
 class Controller {
@@ -69,6 +72,17 @@ class Controller {
   // (identically on every rank). A tensor already cached with the same
   // parameters is left as is, so a steady loop copies nothing here.
   void remember(const Request& request, const Response& response, size_t index);
+  // On the coordinator: `tuning` goes to every rank with the next full
+  // negotiation, which this forces (a steady loop has none otherwise), so
+  // all ranks get it in the same cycle.
+  void offer_tuning(std::string tuning);
+  // Turns the response cache off (emptying it; cached tensors still waiting
+  // go to the coordinator in the next cycle) or back on. Every rank must
+  // call it at the same point of the cycle sequence, so the caches stay
+  // identical.
+  void set_cache_enabled(bool enabled);
+  bool cache_enabled() const { return cache_enabled_; }
+
   // Fails every held entry with `status`; returns their names.
   std::vector<std::string> fail_all(const Status& status);
 
@@ -97,6 +111,8 @@ class Controller {
   std::set<uint32_t> invalid_slots_;
   std::vector<int32_t> joined_;  // as of the last response list
   bool stall_expired_ = false;   // coordinator: stalled tensors to fail, not yet sent
+  std::string offered_tuning_;   // coordinator: settings to send, not yet sent
+  bool cache_enabled_ = true;
   size_t words_per_bitset_;
 };
 

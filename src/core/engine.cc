@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/logging.h"
+#include "core/autotune/parameter_manager.h"
 #include "core/executor.h"
 #include "core/operation_table.h"
 #include "core/self_connected_world.h"
@@ -48,7 +49,13 @@ TensorArgs control_operation(std::string name) {
 
 Engine::Engine(const Config& config, EngineOptions options)
     : config_(config), options_(std::move(options)) {
+  tuned_.fusion_threshold_mb =
+      static_cast<double>(config_.engine.fusion_threshold_bytes) / (1024.0 * 1024.0);
+  tuned_.cycle_time_ms = static_cast<double>(config_.engine.cycle_time.count()) / 1000.0;
+  tuned_.cache_enabled = config_.engine.cache_capacity > 0;
+  tuned_.active = false;
   connect(options_);
+  start_autotune();
   if (!config_.engine.timeline_path.empty()) {
     try {
       start_timeline(config_.engine.timeline_path, config_.engine.timeline_mark_cycles);
@@ -172,6 +179,7 @@ std::shared_ptr<ProcessSet> Engine::make_set(int32_t id, std::vector<int> ranks)
       if (timeline_.active()) timeline_.negotiate_rank_ready(tensor, ranks.at(set_rank), age);
     };
     set->controller = std::make_unique<Controller>(*set->backend, settings);
+    set->controller->set_cache_enabled(tuned_.cache_enabled);
   }
   return set;
 }
@@ -360,7 +368,7 @@ void Engine::wait_for_cycle(Clock::time_point deadline) {
   // submits its gradients in a burst, and waiting out the rest of the cycle
   // would only add latency. Ranks that start early just wait inside the
   // negotiation for the others.
-  const auto settle = settle_time(config_.engine.cycle_time);
+  const auto settle = settle_time(cycle_time());
   MutexLock lock(mutex_);
   while (!shutdown_requested_) {
     auto now = Clock::now();
@@ -386,7 +394,7 @@ void Engine::wait_for_cycle(Clock::time_point deadline) {
 std::chrono::microseconds Engine::idle_pause(int idle_cycles) const {
   constexpr int kMaxIdleFactor = 8;
   const int factor = idle_cycles >= 3 ? kMaxIdleFactor : 1 << idle_cycles;
-  return config_.engine.cycle_time * factor;
+  return cycle_time() * factor;
 }
 
 // This rank still holds tensors after a cycle: a peer has not submitted
@@ -397,8 +405,8 @@ std::chrono::microseconds Engine::idle_pause(int idle_cycles) const {
 // that ran nothing the pause doubles up to the cycle time, so tensors that
 // peers never submit (a stall) do not make the cycles fast.
 std::chrono::microseconds Engine::catch_up_pause(int unanswered_cycles) const {
-  const auto settle = settle_time(config_.engine.cycle_time);
-  return std::min(config_.engine.cycle_time, settle * (1 << std::min(unanswered_cycles, 10)));
+  const auto settle = settle_time(cycle_time());
+  return std::min(cycle_time(), settle * (1 << std::min(unanswered_cycles, 10)));
 }
 
 void Engine::loop() {
@@ -470,8 +478,9 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
                                       set.id, pending.empty() ? "" : "; pending: " + pending));
   }
   publish_cache_stats(set);
+  if (set.id == 0) ++global_cycles_;
   std::vector<Response> responses =
-      fuse_responses(std::move(outcome.responses), config_.engine.fusion_threshold_bytes);
+      fuse_responses(std::move(outcome.responses), fusion_threshold_bytes());
   if (!responses.empty() && log_threshold() <= LogLevel::kTrace) {
     size_t tensors = 0;
     for (const auto& r : responses) tensors += r.names.size();
@@ -489,6 +498,10 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
     }
   }
   for (const Response& response : responses) run_response(set, response, outcome.cacheable);
+  // The tuner scores what ran under the settings it ran with; new settings
+  // apply from the next cycle, on every rank after the same one.
+  if (set.id == 0 && tuner_) record_for_autotune(set, responses);
+  if (!outcome.tuning.empty()) apply_tuning(outcome.tuning);
   if (!responses.empty()) cycle_ran_ = true;
   if (set.controller->has_pending()) cycle_left_waiting_ = true;
   return outcome.shutdown;

@@ -22,6 +22,7 @@
 
 #include "backends/registry.h"
 #include "common/thread_annotations.h"
+#include "core/autotune/tuned_params.h"
 #include "core/config.h"
 #include "core/elastic_worker.h"
 #include "core/fusion.h"
@@ -32,6 +33,9 @@
 #include "rendezvous/store.h"
 
 namespace kolo::core {
+namespace autotune {
+class ParameterManager;  // autotune/parameter_manager.h (kept out: it pulls in Eigen)
+}
 
 using Handle = std::shared_ptr<HandleState>;
 
@@ -62,6 +66,15 @@ struct EngineOptions {
 struct CacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
+};
+
+// Settings the autotuner sent, as this rank applied them: after the global
+// set's negotiation number `cycle` (counted from 1) and its responses.
+struct AppliedTuning {
+  uint64_t cycle = 0;
+  autotune::TunedParams params;
+
+  bool operator==(const AppliedTuning&) const = default;
 };
 
 class Engine {
@@ -126,6 +139,10 @@ class Engine {
   void start_timeline(const std::string& path, bool mark_cycles);
   void stop_timeline();
 
+  // Every autotune setting this rank applied, oldest first (empty without
+  // KOLO_AUTOTUNE). Every rank's list is the same.
+  std::vector<AppliedTuning> applied_tunings() const KOLO_EXCLUDES(mutex_);
+
   // Ok while running; the root cause once the job failed.
   Status health() const KOLO_EXCLUDES(mutex_);
 
@@ -144,6 +161,12 @@ class Engine {
                               int32_t process_set) KOLO_EXCLUDES(mutex_);
   std::shared_ptr<ProcessSet> member_set(int32_t id) const KOLO_REQUIRES(mutex_);
   void wait_for_cycle(std::chrono::steady_clock::time_point deadline) KOLO_EXCLUDES(mutex_);
+  std::chrono::microseconds cycle_time() const {
+    return std::chrono::microseconds(static_cast<int64_t>(tuned_.cycle_time_ms * 1000.0));
+  }
+  size_t fusion_threshold_bytes() const {
+    return static_cast<size_t>(tuned_.fusion_threshold_mb * 1024.0 * 1024.0);
+  }
   std::chrono::microseconds idle_pause(int idle_cycles) const;
   std::chrono::microseconds catch_up_pause(int unanswered_cycles) const;
   void loop();
@@ -156,6 +179,10 @@ class Engine {
   // Leaves `message` for kolorun's last line (rendezvous/failure_report.h);
   // the store keeps the first report of the job.
   void report_to_launcher(const std::string& message);
+  // Autotune (engine_autotune.cc).
+  void start_autotune();
+  void record_for_autotune(ProcessSet& global, const std::vector<Response>& ran);
+  void apply_tuning(const std::string& encoded) KOLO_EXCLUDES(mutex_);
 
   Config config_;  // elastic mode: the layout and key prefix of the round joined
   EngineOptions options_;
@@ -177,6 +204,12 @@ class Engine {
   bool stopped_ KOLO_GUARDED_BY(mutex_) = false;  // no more enqueues
   std::chrono::steady_clock::time_point last_enqueue_ KOLO_GUARDED_BY(mutex_){};
   std::chrono::steady_clock::time_point last_cycle_start_ KOLO_GUARDED_BY(mutex_){};
+  // The settings the autotuner changes, as in effect on this rank; the
+  // background thread alone uses them after construction.
+  autotune::TunedParams tuned_;
+  std::unique_ptr<autotune::ParameterManager> tuner_;  // rank 0, with KOLO_AUTOTUNE
+  uint64_t global_cycles_ = 0;  // background thread: negotiations of the global set
+  std::vector<AppliedTuning> applied_tunings_ KOLO_GUARDED_BY(mutex_);
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
   // Background thread only: a negotiation error (a mismatch, a stalled

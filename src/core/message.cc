@@ -13,7 +13,7 @@ using codec::Writer;
 // Bumped whenever the layout below changes, so ranks built from different
 // sources fail loudly instead of misreading each other.
 constexpr uint8_t kRequestsVersion = 1;
-constexpr uint8_t kResponsesVersion = 2;  // 2: no stall shutdown text
+constexpr uint8_t kResponsesVersion = 3;  // 2: no stall shutdown text; 3: autotune settings
 
 void put_ints(Writer& out, const std::vector<int64_t>& values) {
   out.u32(static_cast<uint32_t>(values.size()));
@@ -158,6 +158,7 @@ std::string encode_response_list(const ResponseList& list) {
   out.u32(static_cast<uint32_t>(list.joined.size()));
   for (int32_t rank : list.joined) out.u32(static_cast<uint32_t>(rank));
   out.u8(list.cacheable ? 1 : 0);
+  out.blob(list.tuning);
   return std::string(as_view(out.take()));
 }
 
@@ -170,6 +171,7 @@ ResponseList decode_response_list(std::string_view bytes) {
   list.joined.resize(in.count("joined ranks", 4));
   for (auto& rank : list.joined) rank = static_cast<int32_t>(in.u32());
   list.cacheable = in.boolean("cacheable");
+  list.tuning = std::string(as_view(in.blob("tuning")));
   finish(in, "response list");
   return list;
 }

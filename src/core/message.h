@@ -82,6 +82,9 @@ struct ResponseList {
   // joined rank has no request for them, so no rank caches them (the caches
   // must stay identical).
   bool cacheable = true;
+  // The autotuner's settings (core/autotune/tuned_params.h) that every rank
+  // applies after running these responses; empty when they do not change.
+  std::string tuning;
 
   bool operator==(const ResponseList&) const = default;
 };

@@ -86,17 +86,6 @@ void add_optional(CLI::App& app, const std::string& name, std::optional<T>& targ
 
 void add_horovod_only_flags(CLI::App& app, HorovodOnlyRequests& r) {
   const std::string group = "horovodrun features Kolo lacks (accepted; see the user guide)";
-  add_switch_pair(app, "--autotune", "--no-autotune", r.autotune, "warns: Kolo has no autotuner",
-                  group);
-  add_optional(app, "--autotune-log-file", r.autotune_log_file, "used only with --autotune", group);
-  add_optional(app, "--autotune-warmup-samples", r.autotune_warmup_samples,
-               "used only with --autotune", group);
-  add_optional(app, "--autotune-steps-per-sample", r.autotune_steps_per_sample,
-               "used only with --autotune", group);
-  add_optional(app, "--autotune-bayes-opt-max-samples", r.autotune_bayes_opt_max_samples,
-               "used only with --autotune", group);
-  add_optional(app, "--autotune-gaussian-process-noise", r.autotune_gaussian_process_noise,
-               "used only with --autotune", group);
   add_switch_pair(app, "--torus-allreduce", "--no-torus-allreduce", r.torus_allreduce,
                   "warns: Kolo has no torus allreduce", group);
   add_switch_pair(app, "--mpi-threads-disable", "--no-mpi-threads-disable", r.mpi_threads_disable,

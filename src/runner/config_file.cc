@@ -37,14 +37,6 @@ void store(const YAML::Node& value, HorovodOnlyRequests& r) {
 }
 
 constexpr HorovodOnlyKey kHorovodOnlyKeys[] = {
-    {"autotune.enabled", store<bool, &HorovodOnlyRequests::autotune>},
-    {"autotune.log_file", store<std::string, &HorovodOnlyRequests::autotune_log_file>},
-    {"autotune.warmup_samples", store<int, &HorovodOnlyRequests::autotune_warmup_samples>},
-    {"autotune.steps_per_sample", store<int, &HorovodOnlyRequests::autotune_steps_per_sample>},
-    {"autotune.bayes_opt_max_samples",
-     store<int, &HorovodOnlyRequests::autotune_bayes_opt_max_samples>},
-    {"autotune.gaussian_process_noise",
-     store<double, &HorovodOnlyRequests::autotune_gaussian_process_noise>},
     {"params.torus_allreduce", store<bool, &HorovodOnlyRequests::torus_allreduce>},
     {"library_options.mpi_threads_disable", store<bool, &HorovodOnlyRequests::mpi_threads_disable>},
     {"library_options.num_nccl_streams", store<int, &HorovodOnlyRequests::num_nccl_streams>},

@@ -20,12 +20,6 @@ void non_negative(const std::optional<int>& value, const char* flag) {
 }  // namespace
 
 void HorovodOnlyRequests::overlay(const HorovodOnlyRequests& later) {
-  take(autotune, later.autotune);
-  take(autotune_log_file, later.autotune_log_file);
-  take(autotune_warmup_samples, later.autotune_warmup_samples);
-  take(autotune_steps_per_sample, later.autotune_steps_per_sample);
-  take(autotune_bayes_opt_max_samples, later.autotune_bayes_opt_max_samples);
-  take(autotune_gaussian_process_noise, later.autotune_gaussian_process_noise);
   take(torus_allreduce, later.torus_allreduce);
   take(num_nccl_streams, later.num_nccl_streams);
   take(thread_affinity, later.thread_affinity);
@@ -33,20 +27,10 @@ void HorovodOnlyRequests::overlay(const HorovodOnlyRequests& later) {
 }
 
 std::vector<std::string> check_horovod_only(const HorovodOnlyRequests& r) {
-  non_negative(r.autotune_warmup_samples, "--autotune-warmup-samples");
-  non_negative(r.autotune_steps_per_sample, "--autotune-steps-per-sample");
-  non_negative(r.autotune_bayes_opt_max_samples, "--autotune-bayes-opt-max-samples");
   non_negative(r.num_nccl_streams, "--num-nccl-streams");
   non_negative(r.thread_affinity, "--thread-affinity");
-  if (const auto noise = r.autotune_gaussian_process_noise; noise && !(*noise >= 0 && *noise <= 1))
-    throw InvalidArgument(
-        fmt::format("--autotune-gaussian-process-noise {}: must be within [0, 1]", *noise));
 
   std::vector<std::string> warnings;
-  if (r.autotune.value_or(false))
-    warnings.push_back(
-        "--autotune: Kolo has no autotuner; the job runs with fixed values of the fusion "
-        "threshold, cycle time, cache capacity and hierarchical settings (no autotune log)");
   if (r.torus_allreduce.value_or(false))
     warnings.push_back(
         "--torus-allreduce: Kolo has no torus allreduce; across hosts it reduces "

@@ -1,9 +1,7 @@
-// horovodrun's options for features Kolo does not have: autotuning, the
-// torus allreduce, NCCL streams, pinning the background thread, and MPI's
-// thread level. kolorun accepts every one of them, from flags or from the
-// config file, with horovodrun's range checks. One that asks for nothing
-// (--no-autotune, --no-torus-allreduce, one NCCL stream, the autotune-*
-// values without --autotune, which horovodrun also ignores then) passes
+// horovodrun's options for features Kolo does not have: the torus allreduce, NCCL streams, pinning
+// the background thread, and MPI's thread level. kolorun accepts every one of them, from flags or
+// from the config file, with horovodrun's range checks. One that asks for nothing
+// (--no-torus-allreduce, one NCCL stream) passes
 // silently; one that asks for what Kolo cannot do gives one warning naming
 // what is missing, and the job runs without it: a tuning request never
 // changes results, so refusing it would only stop a job horovodrun starts.
@@ -17,12 +15,6 @@
 namespace kolo::runner {
 
 struct HorovodOnlyRequests {
-  std::optional<bool> autotune;
-  std::optional<std::string> autotune_log_file;
-  std::optional<int> autotune_warmup_samples;
-  std::optional<int> autotune_steps_per_sample;
-  std::optional<int> autotune_bayes_opt_max_samples;
-  std::optional<double> autotune_gaussian_process_noise;
   std::optional<bool> torus_allreduce;
   std::optional<int> num_nccl_streams;
   std::optional<int> thread_affinity;
@@ -32,7 +24,7 @@ struct HorovodOnlyRequests {
   void overlay(const HorovodOnlyRequests& later);
 };
 
-// horovodrun's checks (counts >= 0, the noise within [0, 1]): throws
+// horovodrun's checks (counts >= 0): throws
 // InvalidArgument naming the flag. Returns the warnings for requests Kolo
 // cannot carry out.
 std::vector<std::string> check_horovod_only(const HorovodOnlyRequests& requests);

@@ -58,6 +58,16 @@ void HostBackend::on_shared_memory(Body&& body) {
   }
 }
 
+bool HostBackend::has_hierarchical_path() const {
+  return topology_.shm != nullptr && topology_.cross != nullptr;
+}
+
+void HostBackend::set_hierarchical(bool allreduce, bool allgather) {
+  using collectives::HierarchicalMode;
+  options_.hierarchical_allreduce = allreduce ? HierarchicalMode::kOn : HierarchicalMode::kOff;
+  options_.hierarchical_allgather = allgather ? HierarchicalMode::kOn : HierarchicalMode::kOff;
+}
+
 void HostBackend::abort(const std::string& reason) {
   if (topology_.shm) topology_.shm->abort(reason);
   context_->abort(reason);

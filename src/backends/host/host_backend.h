@@ -64,6 +64,8 @@ class HostBackend : public Backend {
 
   std::unique_ptr<Backend> subgroup(const std::vector<int>& ranks, uint32_t group_id) override;
   void abort(const std::string& reason) override;
+  bool has_hierarchical_path() const override;
+  void set_hierarchical(bool allreduce, bool allgather) override;
 
  private:
   // Every member calls the same collectives in the same order, so a counter

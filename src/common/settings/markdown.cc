@@ -31,6 +31,7 @@ std::string default_text(const Spec& spec) {
       return format_size(*parse_size(spec.fallback));
     case Kind::kBool:
     case Kind::kInt:
+    case Kind::kNumber:
       return std::string(spec.fallback);
     default:
       return code(spec.fallback);

@@ -16,6 +16,7 @@ enum class Kind {
   kSize,     // bytes: 4096, 256K, 64M, 1.5G (powers of 1024)
   kSeconds,  // a number of seconds, fractions allowed
   kMillis,   // a number of milliseconds, fractions allowed
+  kNumber,   // a plain number, fractions allowed (a noise level)
   kString,   // free text (a path, a host, an interface)
   kName,     // letters, digits, '_' and '-', at most `range.max` characters
   kChoice,   // one of `choices` (any case)

@@ -29,6 +29,7 @@ inline constexpr std::string_view kShm = "Shared memory";
 inline constexpr std::string_view kAlgorithms = "Collective algorithms";
 inline constexpr std::string_view kKernels = "Reduction kernels";
 inline constexpr std::string_view kEngine = "Engine";
+inline constexpr std::string_view kAutotune = "Autotune";
 inline constexpr std::string_view kLogging = "Logging";
 inline constexpr std::string_view kElastic = "Elastic mode (set by kolorun)";
 inline constexpr std::string_view kRun = "Set by kolo.run";
@@ -505,6 +506,82 @@ inline constexpr Spec kTable[] = {
      .description = "communication backend: `auto`, `tcp` (TCP only, no shared memory) or `mpi` "
                     "(the MPI library's collectives, for fabrics TCP cannot use; ranks started by "
                     "mpirun, no rendezvous server; needs the plugin libkolo_mpi.so and libmpi)"},
+
+    // Autotune (core/autotune/parameter_manager.h).
+    {.name = "KOLO_AUTOTUNE",
+     .alias = "HOROVOD_AUTOTUNE",
+     .kind = Kind::kBool,
+     .fallback = "0",
+     .section = kAutotune,
+     .description =
+         "1: rank 0 tunes the fusion threshold and cycle time (Bayesian optimization: a Gaussian "
+         "process with expected improvement), then the response cache and, across hosts of "
+         "equal size, hierarchical allreduce and allgather, scored by the bytes the "
+         "collectives move per microsecond; every rank switches after the same negotiation "
+         "cycle, and the best settings stay once the samples run out. Settings the user set "
+         "explicitly are not tuned",
+     .flag = {.form = Form::kSwitch,
+              .names = "--autotune",
+              .config_key = "autotune.enabled",
+              .off_names = "--no-autotune"}},
+    {.name = "KOLO_AUTOTUNE_LOG",
+     .alias = "HOROVOD_AUTOTUNE_LOG",
+     .kind = Kind::kString,
+     .section = kAutotune,
+     .description = "rank 0 writes every scored sample and the best settings to this CSV file, in "
+                    "Horovod's columns",
+     .flag = {.form = Form::kValue,
+              .names = "--autotune-log-file",
+              .value_name = "FILE",
+              .config_key = "autotune.log_file"},
+     .default_doc = "(none)"},
+    {.name = "KOLO_AUTOTUNE_WARMUP_SAMPLES",
+     .alias = "HOROVOD_AUTOTUNE_WARMUP_SAMPLES",
+     .kind = Kind::kInt,
+     .fallback = "3",
+     .range = kNonNegative,
+     .section = kAutotune,
+     .description = "samples discarded at the start, while caches and buffers settle",
+     .flag = {.form = Form::kValue,
+              .names = "--autotune-warmup-samples",
+              .value_name = "N",
+              .config_key = "autotune.warmup_samples"}},
+    {.name = "KOLO_AUTOTUNE_STEPS_PER_SAMPLE",
+     .alias = "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE",
+     .kind = Kind::kInt,
+     .fallback = "10",
+     .range = kNonNegative,
+     .section = kAutotune,
+     .description = "a sample is five measurements, each lasting until some tensor has run this "
+                    "many more times (0 counts as 1); its score is their median",
+     .flag = {.form = Form::kValue,
+              .names = "--autotune-steps-per-sample",
+              .value_name = "N",
+              .config_key = "autotune.steps_per_sample"}},
+    {.name = "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES",
+     .alias = "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES",
+     .kind = Kind::kInt,
+     .fallback = "20",
+     .range = kNonNegative,
+     .section = kAutotune,
+     .description = "samples of the fusion threshold and cycle time (the four starting points "
+                    "included) before the on/off settings are tried",
+     .flag = {.form = Form::kValue,
+              .names = "--autotune-bayes-opt-max-samples",
+              .value_name = "N",
+              .config_key = "autotune.bayes_opt_max_samples"}},
+    {.name = "KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE",
+     .alias = "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE",
+     .kind = Kind::kNumber,
+     .fallback = "0.8",
+     .range = {0, 1},
+     .section = kAutotune,
+     .description = "the Gaussian process's noise (alpha), relative to the scores' variance: "
+                    "higher trusts single samples less on a noisy network",
+     .flag = {.form = Form::kValue,
+              .names = "--autotune-gaussian-process-noise",
+              .value_name = "ALPHA",
+              .config_key = "autotune.gaussian_process_noise"}},
 
     // Logging.
     {.name = "KOLO_LOG_LEVEL",

@@ -149,9 +149,14 @@ Parsed parse_value(const Spec& spec, std::string_view variable, std::string_view
       return p;
     }
     case Kind::kSeconds:
-    case Kind::kMillis: {
+    case Kind::kMillis:
+    case Kind::kNumber: {
       const auto value = parse_number(text);
-      if (!value) refuse(variable, text, fmt::format("is not a number of{}", unit_of(spec.kind)));
+      if (!value)
+        refuse(variable, text,
+               spec.kind == Kind::kNumber
+                   ? std::string("is not a number")
+                   : fmt::format("is not a number of{}", unit_of(spec.kind)));
       if (auto problem = range_problem(spec, *value); !problem.empty())
         refuse(variable, text, problem);
       p.number = *value;

@@ -33,6 +33,8 @@ const char* kind_name(Kind kind) {
       return "seconds";
     case Kind::kMillis:
       return "milliseconds";
+    case Kind::kNumber:
+      return "number";
     case Kind::kString:
       return "string";
     case Kind::kName:
@@ -108,6 +110,10 @@ uint64_t Values::bytes(Name name) const {
 std::pair<double, int64_t> Values::seconds_or_millis(const Spec& spec) const {
   const double number = entry(spec, Kind::kSeconds, Kind::kMillis).number;
   return {number, spec.kind == Kind::kMillis ? 1000 : 1};
+}
+
+double Values::number(Name name) const {
+  return entry(name.spec(), Kind::kNumber, Kind::kNumber).number;
 }
 
 const std::string& Values::text(Name name) const {

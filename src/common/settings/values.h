@@ -63,6 +63,8 @@ class Values {
                           (static_cast<double>(unit_den) * static_cast<double>(D::period::num));
     return D(static_cast<typename D::rep>(number * factor));
   }
+  // A kNumber setting.
+  double number(Name name) const;
   // kString, kName and kChoice (the choice's first spelling).
   const std::string& text(Name name) const;
   // Whether the variable (or its alias) was set; defaults count as unset.

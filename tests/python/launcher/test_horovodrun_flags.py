@@ -36,8 +36,8 @@ def test_horovods_config_test_file_is_accepted():
     assert job.returncode == 0, job.stderr
     assert outputs(job.stdout) == ["0 1 1 1 60 1"], job.stdout
     warnings = [line for line in job.stderr.splitlines() if line.startswith("kolorun: warning:")]
-    assert len(warnings) == 3, job.stderr  # autotune, NCCL streams, thread affinity
-    assert "Kolo has no autotuner" in warnings[0]
+    assert len(warnings) == 2, job.stderr  # NCCL streams, thread affinity
+    assert "Kolo has no NCCL" in warnings[0]
 
 
 @pytest.mark.parametrize("flags, warning", [
@@ -55,7 +55,8 @@ def test_accepted_with_one_warning(flags, warning):
     (["--jsrun"], "kolorun: --jsrun needs IBM's jsrun, which is not in PATH"),
     (["--log"], "kolorun: ambiguous option --log: could be --log-level, --log-without-timestamp, "
                 "--log-hide-timestamp, --log-with-timestamp"),
-    (["--autotune", "--no-autotune"], "--autotune excludes --no-autotune"),
+    (["--autotune", "--no-autotune"],
+         "kolorun: --autotune and --no-autotune cannot be given together"),
     (["--hierarchical-allgather", "--no-hierarchical-allgather"],
      "kolorun: --hierarchical-allgather and --no-hierarchical-allgather cannot be given together"),
 ])

@@ -103,6 +103,17 @@ TEST(SettingsValues, DurationsKeepTheirUnitAndTruncate) {
   EXPECT_EQ(v.duration<milliseconds>("KOLO_START_TIMEOUT"), milliseconds(60000));
 }
 
+TEST(SettingsValues, PlainNumbersKeepFractionsAndTheirRange) {
+  EXPECT_EQ(Values().number("KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE"), 0.8);
+  EXPECT_EQ(Values::Read(from({{"HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE", "0.25"}}))
+                .number("KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE"),
+            0.25);
+  EXPECT_EQ(refusal({{"KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE", "loud"}}),
+            "KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE='loud' is not a number");
+  EXPECT_EQ(refusal({{"KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE", "1.5"}}),
+            "KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE='1.5' must be between 0 and 1");
+}
+
 TEST(SettingsValues, TheStallShutdownMustFollowTheWarning) {
   EXPECT_EQ(refusal({{"KOLO_STALL_CHECK_TIME_SECONDS", "30"},
                      {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "10"}}),

@@ -65,8 +65,8 @@ TEST(Message, ReductionFieldsKeepTheirWireBytes) {
   ResponseList list;
   list.responses = {response};
   EXPECT_EQ(hex(encode_response_list(list)),
-            "020000000100000000000100000001670000000006043fd000000000000040100000000000"
-            "0000000000ffffffff00000001000000010000000000000002000000000000000001");
+            "030000000100000000000100000001670000000006043fd000000000000040100000000000"
+            "0000000000ffffffff0000000100000001000000000000000200000000000000000100000000");
 }
 
 TEST(Message, ResponseListRoundTrip) {
@@ -84,6 +84,7 @@ TEST(Message, ResponseListRoundTrip) {
   list.responses = {run, error};
   list.joined = {1, 4};
   list.cacheable = false;
+  list.tuning = std::string("\x01\x00settings", 10);
   EXPECT_EQ(decode_response_list(encode_response_list(list)), list);
 }
 
@@ -92,7 +93,7 @@ TEST(Message, EveryTruncationIsRejected) {
   for (size_t n = 0; n < bytes.size(); ++n) {
     EXPECT_THROW(decode_requests(std::string_view(bytes).substr(0, n)), InternalError) << n;
   }
-  std::string list = encode_response_list({{Response{}}, {2}, true});
+  std::string list = encode_response_list({{Response{}}, {2}, true, "tuned"});
   for (size_t n = 0; n < list.size(); ++n) {
     EXPECT_THROW(decode_response_list(std::string_view(list).substr(0, n)), InternalError) << n;
   }

@@ -67,23 +67,22 @@ TEST(ConfigFileTest, HorovodsTestFileIsReadWhole) {
                                      {"KOLO_STALL_SHUTDOWN_TIME_SECONDS", "240"},
                                      {"KOLO_TIMEOUT_SECONDS", "60"},
                                      {"KOLO_LOG_LEVEL", "info"},
-                                     {"KOLO_LOG_HIDE_TIME", "1"}}));
+                                     {"KOLO_LOG_HIDE_TIME", "1"},
+                                     {"KOLO_AUTOTUNE", "1"},
+                                     {"KOLO_AUTOTUNE_LOG", "horovod_autotune_log.txt"},
+                                     {"KOLO_AUTOTUNE_WARMUP_SAMPLES", "5"},
+                                     {"KOLO_AUTOTUNE_STEPS_PER_SAMPLE", "20"},
+                                     {"KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", "50"},
+                                     {"KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE", "0.9"}}));
   const HorovodOnlyRequests& h = f.horovod_only;
-  EXPECT_EQ(h.autotune, true);
-  EXPECT_EQ(h.autotune_log_file, "horovod_autotune_log.txt");
-  EXPECT_EQ(h.autotune_warmup_samples, 5);
-  EXPECT_EQ(h.autotune_steps_per_sample, 20);
-  EXPECT_EQ(h.autotune_bayes_opt_max_samples, 50);
-  EXPECT_EQ(h.autotune_gaussian_process_noise, 0.9);
   EXPECT_EQ(h.mpi_threads_disable, true);
   EXPECT_EQ(h.num_nccl_streams, 2);
   EXPECT_EQ(h.thread_affinity, 1);
-  // Autotuning, two NCCL streams and a pinned thread are what Kolo cannot do.
+  // Two NCCL streams and a pinned thread are what Kolo cannot do.
   const std::vector<std::string> warnings = check_horovod_only(h);
-  ASSERT_EQ(warnings.size(), 3u);
-  EXPECT_EQ(warnings[0].rfind("--autotune: Kolo has no autotuner", 0), 0u) << warnings[0];
-  EXPECT_EQ(warnings[1].rfind("--num-nccl-streams 2: Kolo has no NCCL", 0), 0u) << warnings[1];
-  EXPECT_EQ(warnings[2].rfind("--thread-affinity 1: Kolo does not pin", 0), 0u) << warnings[2];
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0].rfind("--num-nccl-streams 2: Kolo has no NCCL", 0), 0u) << warnings[0];
+  EXPECT_EQ(warnings[1].rfind("--thread-affinity 1: Kolo does not pin", 0), 0u) << warnings[1];
 }
 
 TEST(ConfigFileTest, TimestampKeysSayOppositeThings) {
@@ -110,7 +109,7 @@ TEST(ConfigFileTest, MistakesNameTheKey) {
   EXPECT_EQ(
       error_of("parms:\n  x: 1\n"),
       "config file cfg.yaml: parms: unknown section (known: controller, library_options, params, "
-      "timeline, stall_check, logging, autotune)");
+      "timeline, stall_check, autotune, logging)");
   EXPECT_EQ(error_of("params:\n  fusion_threshold_mb: lots\n"),
             "config file cfg.yaml: params.fusion_threshold_mb 'lots' is not a number");
   EXPECT_EQ(error_of("params:\n  cache_capacity: -2\n"),
@@ -118,9 +117,12 @@ TEST(ConfigFileTest, MistakesNameTheKey) {
             "between 0 and 1048576");
   EXPECT_EQ(error_of("stall_check:\n  enabled: perhaps\n"),
             "config file cfg.yaml: stall_check.enabled: must be true or false (line 2)");
+  EXPECT_EQ(error_of("library_options:\n  num_nccl_streams: many\n"),
+            "config file cfg.yaml: library_options.num_nccl_streams: 'many' is not a value of the "
+            "right kind (line 2)");
   EXPECT_EQ(error_of("autotune:\n  warmup_samples: many\n"),
-            "config file cfg.yaml: autotune.warmup_samples: 'many' is not a value of the right "
-            "kind (line 2)");
+            "config file cfg.yaml: autotune.warmup_samples many: KOLO_AUTOTUNE_WARMUP_SAMPLES="
+            "'many' is not an integer");
   EXPECT_EQ(error_of("params: [1, 2]\n"),
             "config file cfg.yaml: params: must be a mapping of keys");
   EXPECT_EQ(

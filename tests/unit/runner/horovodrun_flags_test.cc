@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -112,7 +113,7 @@ TEST_F(HorovodrunFlags, EverySpellingIsAcceptedOrRefusedAsDocumented) {
       {{"-np", "2", "--network-interface", "lo", "prog"}, O::kLaunch, "KOLO_IFACE=lo"},
       {{"-np", "2", "--output-filename", "/tmp/out", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--verbose", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--config-file", config, "prog"}, O::kWarn, "Kolo has no autotuner"},
+      {{"-np", "2", "--config-file", config, "prog"}, O::kWarn, "Kolo has no NCCL"},
       {{"-np", "2", "-p", "2222", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--ssh-port", "2222", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "-i", "/k/id", "prog"}, O::kLaunch, ""},
@@ -136,13 +137,23 @@ TEST_F(HorovodrunFlags, EverySpellingIsAcceptedOrRefusedAsDocumented) {
        "KOLO_HIERARCHICAL_ALLGATHER=0"},
       {{"-np", "2", "--torus-allreduce", "prog"}, O::kWarn, "Kolo has no torus allreduce"},
       {{"-np", "2", "--no-torus-allreduce", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--autotune", "prog"}, O::kWarn, "Kolo has no autotuner"},
-      {{"-np", "2", "--no-autotune", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--autotune-log-file", "at.csv", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--autotune-warmup-samples", "3", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--autotune-steps-per-sample", "10", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--autotune-bayes-opt-max-samples", "20", "prog"}, O::kLaunch, ""},
-      {{"-np", "2", "--autotune-gaussian-process-noise", "0.8", "prog"}, O::kLaunch, ""},
+      {{"-np", "2", "--autotune", "prog"}, O::kLaunch, "KOLO_AUTOTUNE=1"},
+      {{"-np", "2", "--no-autotune", "prog"}, O::kLaunch, "KOLO_AUTOTUNE=0"},
+      {{"-np", "2", "--autotune-log-file", "at.csv", "prog"},
+       O::kLaunch,
+       "KOLO_AUTOTUNE_LOG=at.csv"},
+      {{"-np", "2", "--autotune-warmup-samples", "3", "prog"},
+       O::kLaunch,
+       "KOLO_AUTOTUNE_WARMUP_SAMPLES=3"},
+      {{"-np", "2", "--autotune-steps-per-sample", "10", "prog"},
+       O::kLaunch,
+       "KOLO_AUTOTUNE_STEPS_PER_SAMPLE=10"},
+      {{"-np", "2", "--autotune-bayes-opt-max-samples", "20", "prog"},
+       O::kLaunch,
+       "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES=20"},
+      {{"-np", "2", "--autotune-gaussian-process-noise", "0.75", "prog"},
+       O::kLaunch,
+       "KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE=0.75"},
       {{"-np", "2", "--min-np", "1", "-H", "a:2", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--min-num-proc", "1", "-H", "a:2", "prog"}, O::kLaunch, ""},
       {{"-np", "2", "--max-np", "4", "prog"}, O::kWarn, "--max-np applies only to elastic"},
@@ -284,15 +295,26 @@ TEST_F(HorovodrunFlags, ConfigFileControllerAndFlagsOverIt) {
 
 TEST_F(HorovodrunFlags, HorovodsRangeChecksForFeaturesKoloLacks) {
   for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--autotune-warmup-samples", "-1"},
-           {"--autotune-steps-per-sample", "-1"},
-           {"--autotune-bayes-opt-max-samples", "-1"},
-           {"--num-nccl-streams", "-1"},
-           {"--thread-affinity", "-1"},
-           {"--autotune-gaussian-process-noise", "1.5"}}) {
+           {"--num-nccl-streams", "-1"}, {"--thread-affinity", "-1"}}) {
     const CliResult r = parse_command_line({"-np", "2", flag, value, "prog"}, env());
     EXPECT_EQ(r.exit_code, 2) << flag;
     EXPECT_NE(r.error.find(flag + " " + value + ": must be"), std::string::npos) << r.error;
+  }
+}
+
+// The autotune flags are settings now (KOLO_AUTOTUNE_*), with horovodrun's
+// ranges: counts of 0 or more, the noise within [0, 1].
+TEST_F(HorovodrunFlags, AutotuneFlagsKeepHorovodsRanges) {
+  for (const auto& [flag, value, variable] : std::vector<std::array<std::string, 3>>{
+           {"--autotune-warmup-samples", "-1", "KOLO_AUTOTUNE_WARMUP_SAMPLES"},
+           {"--autotune-steps-per-sample", "-1", "KOLO_AUTOTUNE_STEPS_PER_SAMPLE"},
+           {"--autotune-bayes-opt-max-samples", "-1", "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES"},
+           {"--autotune-gaussian-process-noise", "1.5", "KOLO_AUTOTUNE_GAUSSIAN_PROCESS_NOISE"}}) {
+    const CliResult r = parse_command_line({"-np", "2", flag, value, "prog"}, env());
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.error.find(flag + " " + value + ": " + variable + "='" + value + "' must be"),
+              std::string::npos)
+        << r.error;
   }
   const CliResult r =
       parse_command_line({"-np", "2", "--autotune", "--no-autotune", "prog"}, env());
