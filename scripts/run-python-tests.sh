@@ -4,7 +4,8 @@
 #                           (every rank runs the same tests in the same order).
 #   tests/python/launcher:  plain pytest; these tests start their own jobs.
 #   tests/deploy:           plain pytest; the Helm chart and Kubeflow manifests
-#                           (rendered, schema-checked, scripts run and shellchecked).
+#                           (rendered, schema-checked, scripts run and shellchecked),
+#                           hadolint; not containers/ (make container-test runs it).
 # Every run has a wall-clock limit; -x ends a rank at its first failure, and
 # kolorun then stops the others, so a failure never leaves ranks waiting.
 set -euo pipefail
@@ -27,4 +28,4 @@ done
 echo "== python launcher tests"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
 echo "== deployment tests"
-timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/deploy
+timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/deploy --ignore=tests/deploy/containers
