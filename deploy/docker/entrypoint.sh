@@ -168,10 +168,22 @@ sys.stdout.write("".join(w + "\0" for w in words))
 EOF
 }
 
+# kolorun starts -np ranks and adds more only for hosts that appear later, so
+# start with the slots discovery offers now (workers that compose or the
+# chart started before MAIN), within MIN_NP..MAX_NP.
+initial_np() {
+  local offered
+  offered=$(timeout 30 "$DISCOVERY_SCRIPT" 2>/dev/null |
+    awk -F: 'NF { n += (NF > 1 ? $2 : 1) } END { print n + 0 }') || offered=0
+  [[ $offered =~ ^[0-9]+$ ]] || offered=0
+  local np=$((offered < MIN_NP ? MIN_NP : offered))
+  echo $((np > MAX_NP ? MAX_NP : np))
+}
+
 run_main() {
   local args=(--start-timeout "$START_TIMEOUT" --output-filename "$ARTIFACTS_DIR/logs")
   if [ -n "$DISCOVERY_SCRIPT" ]; then
-    args+=(-np "$MIN_NP" --min-np "$MIN_NP" --max-np "$MAX_NP" --slots-per-host "$SLOTS"
+    args+=(-np "$(initial_np)" --min-np "$MIN_NP" --max-np "$MAX_NP" --slots-per-host "$SLOTS"
       --host-discovery-script "$DISCOVERY_SCRIPT")
   else
     args+=(-np "$MAX_NP" --hostfile "$HOSTFILE")
