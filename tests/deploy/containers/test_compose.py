@@ -9,6 +9,7 @@ here: nothing is downloaded at test time.
 Each test prints the times it saw (compose up -> first training step,
 kill -> training again), which docs/benchmarks.md records."""
 
+import json
 import re
 import shutil
 import time
@@ -21,6 +22,7 @@ from docker_host import docker
 from test_elastic_seed import write_mnist
 
 SEED_SCRIPT = REPO / "tests" / "python" / "launcher" / "seeds" / "pytorch_mnist_elastic.py"
+ELASTIC_SCRIPT = REPO / "tests" / "python" / "launcher" / "elastic_train.py"
 # MAIN takes a rank too: 3 ranks on MAIN + 2 WORKERs, 4 once a third joins.
 STEP = r"<stdout>:Train Epoch: \d+ "
 ACCURACY = r"^\[0\]<stdout>:Test set: Average loss: \d+\.\d{4}, Accuracy: (\d+\.\d{2})%$"
@@ -74,24 +76,30 @@ def test_main_and_two_workers_train_the_seed_script_to_the_end(compose_job, tmp_
     print(f"\ncompose up -> first training step: {first_step:.1f} s")
 
 
-def change_mid_run(compose_job, tmp_path, train_images, change, new_round):
-    """Starts MAIN + 2 WORKERs, applies `change` once training runs and waits
-    for kolorun's round that follows. Returns the job, MAIN's output before
-    the change and the time of the change."""
-    job = seed_job(compose_job, tmp_path, train_images=train_images, epochs=2)
+def change_mid_run(job, change, new_round, training=None):
+    """Starts MAIN + 2 WORKERs, applies `change` once training runs (a
+    training line in MAIN's output, or `training()` true) and waits for
+    kolorun's round that follows. Returns MAIN's output before the change
+    and the time of the change."""
     job.up(workers=2)
-    job.wait_for_output(STEP, timeout=300)
+    if training is None:
+        job.wait_for_output(STEP, timeout=300)
+    else:
+        deadline = time.monotonic() + 300
+        while not training():
+            assert time.monotonic() < deadline, "training did not start\n" + job.report()
+            time.sleep(0.5)
     before = job.main_output()
     changed_at = time.monotonic()
     change(job)
     job.wait_for_output(new_round, timeout=180, after=before)
-    return job, before, changed_at
+    return before, changed_at
 
 
 def test_a_killed_worker_leaves_the_job_to_finish_on_the_others(compose_job, tmp_path):
-    job, at_kill, killed_at = change_mid_run(
-        compose_job, tmp_path, 24000, lambda job: docker("kill", job.containers("worker")[0]),
-        r"kolorun: round 2: 2 workers")
+    job = seed_job(compose_job, tmp_path, train_images=24000, epochs=2)
+    at_kill, killed_at = change_mid_run(job, lambda job: docker("kill", job.containers("worker")[0]),
+                                        r"kolorun: round 2: 2 workers")
     job.wait_for_output(STEP, timeout=180, after=job.main_output())
     recovery = time.monotonic() - killed_at
     finishes(job, changed_before=at_kill)
@@ -99,6 +107,26 @@ def test_a_killed_worker_leaves_the_job_to_finish_on_the_others(compose_job, tmp
 
 
 def test_a_worker_added_with_scale_joins_the_job(compose_job, tmp_path):
-    job, at_scale, _ = change_mid_run(compose_job, tmp_path, 30000, lambda job: job.scale_workers(3),
-                                      r"kolorun: round 2: 4 workers")
-    finishes(job, changed_before=at_scale)
+    """The seed script cannot grow (its sampler keeps the first world's
+    size, so a new rank runs fewer steps than the others), so this job is
+    the launcher tests' elastic script, whose ElasticSampler follows the
+    world; each worker logs its steps with the world size."""
+    code = tmp_path / "code"
+    code.mkdir()
+    shutil.copy(ELASTIC_SCRIPT, code / "elastic_train.py")
+    readable_by_all(code)
+    command = ["python", "/code/elastic_train.py", "/kolo/artifacts/out", "--epochs", "2", "--samples", "2400",
+               "--batch-size", "4", "--step-sleep", "0.1"]
+    job = compose_job(code, command, {"MIN_NP": "2", "MAX_NP": "4"})
+    (job.artifacts / "out").mkdir()
+    shutil.chown(job.artifacts / "out", 1000, 1000)
+    out = job.artifacts / "out"
+    change_mid_run(job, lambda job: job.scale_workers(3), r"kolorun: round 2: 4 workers",
+                   training=lambda: any('"commit"' in log.read_text() for log in out.glob("worker*.jsonl")))
+    rc = job.wait_main(timeout=600)
+    assert rc == 0, job.report()
+    events = [json.loads(line) for log in (job.artifacts / "out").glob("worker*.jsonl")
+              for line in log.read_text().splitlines()]
+    sizes = {e["size"] for e in events if e["event"] == "commit"}
+    assert sizes == {3, 4}, (sizes, job.report())
+    assert sum(e["event"] == "done" for e in events) == 4, job.report()
