@@ -35,6 +35,10 @@ packages=(
   python3-matplotlib
   # deploy/ansible: the playbook's runner and its linters (tests/deploy/test_ansible*.py).
   ansible-core ansible-lint yamllint
+  # tests/deploy/containers: a Docker engine, compose (Debian 12's is the
+  # standalone docker-compose 1.29) and mmdebstrap, which makes the Debian
+  # base image offline (no registry is reachable from CI).
+  docker.io docker-compose mmdebstrap
 )
 
 missing=()
@@ -43,14 +47,18 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "install-deps: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo -n"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo -n"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# The engine the container tests use; where none can run (no root, no
+# privileges) those tests are skipped with the reason, so this is no failure.
+"$(dirname "$0")/start-dockerd.sh" || echo "install-deps: no Docker engine now; the container tests will be skipped" >&2

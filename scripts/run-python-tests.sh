@@ -8,7 +8,8 @@
 #                           the fault matrix (make faults runs it in full).
 #   tests/deploy:           plain pytest; the Helm chart and Kubeflow manifests
 #                           (rendered, schema-checked, scripts run and shellchecked),
-#                           the Ansible playbook run against containers.
+#                           the Ansible playbook run against containers;
+#                           hadolint; not containers/ (make container-test runs it).
 # Every run has a wall-clock limit; -x ends a rank at its first failure, and
 # kolorun then stops the others, so a failure never leaves ranks waiting.
 set -euo pipefail
@@ -40,3 +41,4 @@ timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/faults
 echo "== deployment tests"
 # The Ansible tests build images and a wheel on a fresh machine: a longer limit.
 timeout 2400 "$python" -m pytest "${pytest_args[@]}" tests/deploy
+#                           hadolint; not containers/ (make container-test runs it).
