@@ -29,7 +29,10 @@ _ENGINE_OPS = {"sum": 0, "average": 1, "min": 2, "max": 3, "product": 4}
 def _engine_op(op):
     name = engine_op_name(op)
     if name not in _ENGINE_OPS:
-        raise NotImplementedError(f"kolo.tensorflow: the {name} reduction is not supported")
+        # Adasum reaches here: the engine has it (kolo.torch, kolo.numpy), the
+        # TF ops and their gradients do not map it yet.
+        raise NotImplementedError(
+            f"kolo.tensorflow: the {name.capitalize()} reduction is not supported yet")
     return _ENGINE_OPS[name]
 
 
