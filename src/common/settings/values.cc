@@ -12,7 +12,7 @@ namespace kolo::settings {
 namespace {
 
 size_t index_of(const Spec& spec) {
-  return static_cast<size_t>(&spec - kTable);
+  return static_cast<size_t>(&spec - kTable.data());
 }
 
 const Spec& spec_named(std::string_view name) {
