@@ -23,12 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long a burst of enqueues must have been quiet before a cycle starts
-// early (see Engine::wait_for_cycle).
-std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) {
-  return cycle_time / 10;
-}
-
 Request reduce_request(const Reduction& reduce) {
   Request base;
   base.reduction = reduce;
@@ -54,6 +48,7 @@ Engine::Engine(const Config& config, EngineOptions options)
   tuned_.cycle_time_ms = static_cast<double>(config_.engine.cycle_time.count()) / 1000.0;
   tuned_.cache_enabled = config_.engine.cache_capacity > 0;
   tuned_.active = false;
+  pacer_ = std::make_shared<CyclePacer>(tuned_cycle_time());
   connect(options_);
   start_autotune();
   if (!config_.engine.timeline_path.empty()) {
@@ -165,7 +160,7 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     }
     entry.input = tensor.input;
     entry.output = tensor.output;
-    entry.handle = std::make_shared<HandleState>();
+    entry.handle = std::make_shared<HandleState>(pacer_);
     handles.push_back(entry.handle);
     entries.push_back(std::move(entry));
   }
@@ -176,14 +171,12 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     return handles;
   }
   set->queue.push(std::move(entries));
-  // Only the first enqueue since the cycle began wakes the background
-  // thread (which may be in a long idle pause); later ones in the burst
-  // just move last_enqueue_, which it reads when its settle wait ends. A
-  // wake-up per tensor cost a context switch each on a busy host.
-  const bool first_since_cycle = last_enqueue_ <= last_cycle_start_;
-  last_enqueue_ = Clock::now();
+  // Noted under mutex_, so a cycle that starts after it finds the entries
+  // queued. Only the first enqueue since the cycle began wakes the
+  // background thread (which may be in a long idle pause).
+  const bool first_since_cycle = pacer_->note_enqueue();
   lock.unlock();
-  if (first_since_cycle) wake_.notify_one();
+  if (first_since_cycle) pacer_->wake();
   return handles;
 }
 
@@ -293,60 +286,9 @@ Status Engine::health() const {
 // --- background thread ---------------------------------------------------
 
 void Engine::shutdown() {
-  {
-    MutexLock lock(mutex_);
-    shutdown_requested_ = true;
-  }
-  wake_.notify_all();
+  pacer_->request_shutdown();
   if (thread_.joinable()) thread_.join();
   timeline_.stop();
-}
-
-void Engine::wait_for_cycle(Clock::time_point deadline) {
-  // A cycle starts at the deadline, or earlier once a burst of enqueues has
-  // settled (nothing new for a tenth of the cycle time): a training step
-  // submits its gradients in a burst, and waiting out the rest of the cycle
-  // would only add latency. Ranks that start early just wait inside the
-  // negotiation for the others.
-  const auto settle = settle_time(cycle_time());
-  MutexLock lock(mutex_);
-  while (!shutdown_requested_) {
-    auto now = Clock::now();
-    if (now >= deadline) break;
-    auto wake_at = deadline;
-    if (last_enqueue_ > last_cycle_start_) {
-      if (now >= last_enqueue_ + settle) break;
-      wake_at = std::min(deadline, last_enqueue_ + settle);
-    }
-    wake_.wait_until(mutex_, wake_at);
-  }
-  last_cycle_start_ = Clock::now();
-}
-
-// While this rank has nothing queued or in flight, the pause between cycles
-// doubles after each idle cycle up to kMaxIdleFactor cycle times: a forward
-// pass then costs the compute cores a negotiation every few milliseconds
-// instead of every cycle. The pause ends at once when a tensor is enqueued
-// here (wait_for_cycle), and a rank with work waits inside the negotiation
-// for a pausing peer only if that peer has nothing to submit, which training
-// steps (every rank submits the same gradients) do not do; a joined rank
-// keeps its join pending and so never pauses.
-std::chrono::microseconds Engine::idle_pause(int idle_cycles) const {
-  constexpr int kMaxIdleFactor = 8;
-  const int factor = idle_cycles >= 3 ? kMaxIdleFactor : 1 << idle_cycles;
-  return cycle_time() * factor;
-}
-
-// This rank still holds tensors after a cycle: a peer has not submitted
-// them yet, typically because its cycle began in the middle of the same
-// burst of enqueues (or just before it). The rest is on its way, so the next
-// negotiation comes after a settle time instead of a whole cycle; this rank
-// then waits inside it for the peer (sleeping, not spinning). After cycles
-// that ran nothing the pause doubles up to the cycle time, so tensors that
-// peers never submit (a stall) do not make the cycles fast.
-std::chrono::microseconds Engine::catch_up_pause(int unanswered_cycles) const {
-  const auto settle = settle_time(cycle_time());
-  return std::min(cycle_time(), settle * (1 << std::min(unanswered_cycles, 10)));
 }
 
 void Engine::loop() {
@@ -355,7 +297,7 @@ void Engine::loop() {
   int unanswered_cycles = 0;
   try {
     while (true) {
-      wait_for_cycle(next_cycle);
+      pacer_->wait_for_cycle(next_cycle);
       const Clock::time_point started = Clock::now();
       timeline_.mark_cycle_start();
       cycle_ran_ = false;
@@ -364,10 +306,10 @@ void Engine::loop() {
       idle_cycles = cycle_ran_ || cycle_left_waiting_ ? 0 : idle_cycles + 1;
       if (cycle_left_waiting_) {
         unanswered_cycles = cycle_ran_ ? 0 : unanswered_cycles + 1;
-        next_cycle = started + catch_up_pause(unanswered_cycles);
+        next_cycle = started + pacer_->catch_up_pause(unanswered_cycles);
       } else {
         unanswered_cycles = 0;
-        next_cycle = started + idle_pause(idle_cycles);
+        next_cycle = started + pacer_->idle_pause(idle_cycles);
       }
     }
     fail_everything(Status(StatusCode::kAborted, "Kolo has been shut down"), false);
@@ -382,11 +324,10 @@ void Engine::loop() {
 
 bool Engine::run_cycle() {
   std::shared_ptr<ProcessSet> global;
-  bool want_shutdown;
+  const bool want_shutdown = pacer_->shutdown_requested();
   {
     MutexLock lock(mutex_);
     global = sets_.at(0);
-    want_shutdown = shutdown_requested_;
   }
   if (run_set(*global, want_shutdown)) return false;
   // Taken after the global set ran: a set it added this cycle negotiates in
@@ -458,11 +399,17 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     if (timeline_.active()) {
       for (const auto& name : response.names) timeline_.op_end(name);
     }
+    std::vector<HandleState*> handles;
+    std::vector<const std::string*> names;
+    handles.reserve(entries.size());
+    names.reserve(entries.size());
     for (auto& entry : entries) {
       if (!entry) continue;
-      set.queue.release(entry->request.name);
-      entry->handle->complete(status);
+      names.push_back(&entry->request.name);
+      handles.push_back(entry->handle.get());
     }
+    set.queue.release(names);
+    HandleState::complete_all(handles, status);
   };
   if (response.kind == Response::Kind::kError) {
     finish(Status(StatusCode::kInvalidArgument, response.error));

@@ -24,6 +24,7 @@
 #include "common/thread_annotations.h"
 #include "core/autotune/tuned_params.h"
 #include "core/config.h"
+#include "core/cycle_pacer.h"
 #include "core/elastic_worker.h"
 #include "core/fusion.h"
 #include "core/handle_state.h"
@@ -160,15 +161,12 @@ class Engine {
   std::vector<Handle> enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
                               int32_t process_set) KOLO_EXCLUDES(mutex_);
   std::shared_ptr<ProcessSet> member_set(int32_t id) const KOLO_REQUIRES(mutex_);
-  void wait_for_cycle(std::chrono::steady_clock::time_point deadline) KOLO_EXCLUDES(mutex_);
-  std::chrono::microseconds cycle_time() const {
+  std::chrono::microseconds tuned_cycle_time() const {
     return std::chrono::microseconds(static_cast<int64_t>(tuned_.cycle_time_ms * 1000.0));
   }
   size_t fusion_threshold_bytes() const {
     return static_cast<size_t>(tuned_.fusion_threshold_mb * 1024.0 * 1024.0);
   }
-  std::chrono::microseconds idle_pause(int idle_cycles) const;
-  std::chrono::microseconds catch_up_pause(int unanswered_cycles) const;
   void loop();
   bool run_cycle() KOLO_EXCLUDES(mutex_);
   bool run_set(ProcessSet& set, bool want_shutdown);
@@ -194,16 +192,14 @@ class Engine {
   FusionBuffers fusion_buffers_;
   Timeline timeline_;
 
+  // When cycles start; shared with the handles, which may outlive the engine.
+  std::shared_ptr<CyclePacer> pacer_;
   // Also guards every ProcessSet's unnamed_counters (see enqueue).
   mutable Mutex mutex_;
-  CondVar wake_;  // an enqueue or a shutdown; waits on mutex_
   std::map<int32_t, std::shared_ptr<ProcessSet>> sets_ KOLO_GUARDED_BY(mutex_);
   std::map<int32_t, std::unique_ptr<SetCache>> cache_stats_ KOLO_GUARDED_BY(mutex_);
-  int32_t next_set_id_ = 1;  // background thread
-  bool shutdown_requested_ KOLO_GUARDED_BY(mutex_) = false;
+  int32_t next_set_id_ = 1;                       // background thread
   bool stopped_ KOLO_GUARDED_BY(mutex_) = false;  // no more enqueues
-  std::chrono::steady_clock::time_point last_enqueue_ KOLO_GUARDED_BY(mutex_){};
-  std::chrono::steady_clock::time_point last_cycle_start_ KOLO_GUARDED_BY(mutex_){};
   // The settings the autotuner changes, as in effect on this rank; the
   // background thread alone uses them after construction.
   autotune::TunedParams tuned_;

@@ -67,6 +67,7 @@ void Engine::record_for_autotune(ProcessSet& global, const std::vector<Response>
 void Engine::apply_tuning(const std::string& encoded) {
   const autotune::TunedParams params = autotune::decode_tuned_params(encoded);
   tuned_ = params;
+  pacer_->set_cycle_time(tuned_cycle_time());
   global_backend_->set_hierarchical(params.hierarchical_allreduce, params.hierarchical_allgather);
   std::vector<std::shared_ptr<ProcessSet>> members;
   {

@@ -1,20 +1,40 @@
 #include "core/handle_state.h"
 
+#include "core/cycle_pacer.h"
+
 namespace kolo::core {
+
+const Status* HandleState::mark_done(Status status, Callback& callback) {
+  MutexLock lock(mutex_);
+  if (done_) return nullptr;
+  done_ = true;
+  status_ = std::move(status);
+  callback = std::move(callback_);
+  return &status_;  // never written again once done_ is set
+}
 
 void HandleState::complete(Status status) {
   Callback callback;
-  const Status* final_status = nullptr;
-  {
-    MutexLock lock(mutex_);
-    if (done_) return;
-    done_ = true;
-    status_ = std::move(status);
-    callback = std::move(callback_);
-    final_status = &status_;  // never written again once done_ is set
-  }
+  const Status* final_status = mark_done(std::move(status), callback);
+  if (final_status == nullptr) return;
   done_cv_.notify_all();
   if (callback) callback(*final_status);
+}
+
+void HandleState::complete_all(const std::vector<HandleState*>& handles, const Status& status) {
+  std::vector<Callback> callbacks(handles.size());
+  std::vector<const Status*> marked(handles.size(), nullptr);
+  for (size_t i = 0; i < handles.size(); ++i)
+    marked[i] = handles[i]->mark_done(status, callbacks[i]);
+  for (size_t i = 0; i < handles.size(); ++i) {
+    if (marked[i] == nullptr) continue;
+    handles[i]->done_cv_.notify_all();
+    if (callbacks[i]) callbacks[i](*marked[i]);
+  }
+}
+
+void HandleState::caller_waits() const {
+  if (pacer_ && !done()) pacer_->note_caller_waits();
 }
 
 bool HandleState::done() const {
@@ -23,6 +43,7 @@ bool HandleState::done() const {
 }
 
 bool HandleState::wait_for(std::chrono::nanoseconds timeout) const {
+  caller_waits();
   MutexLock lock(mutex_);
   // now() + a timeout near nanoseconds::max() would overflow into the past.
   if (timeout >= std::chrono::hours(24 * 365 * 100)) {
@@ -37,6 +58,7 @@ bool HandleState::wait_for(std::chrono::nanoseconds timeout) const {
 }
 
 void HandleState::wait() const {
+  caller_waits();
   MutexLock lock(mutex_);
   while (!done_) done_cv_.wait(mutex_);
 }

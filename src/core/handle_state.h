@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "common/thread_annotations.h"
@@ -26,13 +27,25 @@ struct HandleResult {
   int64_t value = -1;
 };
 
+class CyclePacer;  // core/cycle_pacer.h
+
 class HandleState {
  public:
   using Callback = std::function<void(const Status&)>;
 
+  HandleState() = default;
+  // `pacer` hears when a caller starts waiting for this handle unfinished:
+  // the end of a burst of enqueues, so the engine's cycle can start at once.
+  explicit HandleState(std::shared_ptr<CyclePacer> pacer) : pacer_(std::move(pacer)) {}
+
   // Marks the operation finished. The first call wins; later ones are
   // ignored (a response and a shutdown can race to finish a handle).
   void complete(Status status) KOLO_EXCLUDES(mutex_);
+  // complete() for all of `handles`, but every handle is marked done before
+  // any waiter is woken: a caller waiting for the first tensor of a fused
+  // response then wakes once, finding the rest done, instead of waking and
+  // sleeping again for each (a context switch per tensor on a busy host).
+  static void complete_all(const std::vector<HandleState*>& handles, const Status& status);
   bool done() const KOLO_EXCLUDES(mutex_);
   // Waits up to `timeout`; true once done.
   bool wait_for(std::chrono::nanoseconds timeout) const KOLO_EXCLUDES(mutex_);
@@ -48,6 +61,12 @@ class HandleState {
   void on_complete(Callback callback) KOLO_EXCLUDES(mutex_);
 
  private:
+  // Marks done without waking anyone and hands over the callback to run.
+  // Returns the final status, or null when the handle was already done.
+  const Status* mark_done(Status status, Callback& callback) KOLO_EXCLUDES(mutex_);
+  void caller_waits() const KOLO_EXCLUDES(mutex_);
+
+  const std::shared_ptr<CyclePacer> pacer_;
   mutable Mutex mutex_;
   mutable CondVar done_cv_;
   bool done_ KOLO_GUARDED_BY(mutex_) = false;

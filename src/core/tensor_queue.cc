@@ -27,9 +27,9 @@ std::vector<TensorEntry> TensorQueue::pop_all() {
   return std::exchange(entries_, {});
 }
 
-void TensorQueue::release(const std::string& name) {
+void TensorQueue::release(const std::vector<const std::string*>& names) {
   MutexLock lock(mutex_);
-  in_flight_.erase(name);
+  for (const std::string* name : names) in_flight_.erase(*name);
 }
 
 void TensorQueue::fail_all(const Status& status) {

@@ -21,8 +21,8 @@ class TensorQueue {
   void push(std::vector<TensorEntry> entries) KOLO_EXCLUDES(mutex_);
   // Takes everything pushed so far.
   std::vector<TensorEntry> pop_all() KOLO_EXCLUDES(mutex_);
-  // The operation named `name` finished; the name may be used again.
-  void release(const std::string& name) KOLO_EXCLUDES(mutex_);
+  // The operations with these names finished; the names may be used again.
+  void release(const std::vector<const std::string*>& names) KOLO_EXCLUDES(mutex_);
   // Fails every queued entry with `status` and returns nothing further.
   void fail_all(const Status& status) KOLO_EXCLUDES(mutex_);
   bool empty() const KOLO_EXCLUDES(mutex_);

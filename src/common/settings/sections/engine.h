@@ -36,8 +36,10 @@ inline constexpr Spec kEngineSettings[] = {
          "the background thread negotiates at most once per cycle: longer cycles fuse more "
          "tensors per collective, shorter ones add less latency. While a rank has nothing "
          "queued or in flight, its pause doubles after each idle cycle up to 8 cycles, and ends "
-         "at the next enqueue. A cycle starts early once a burst of enqueues has been quiet for "
-         "a tenth of the cycle time; a cycle that leaves this rank's tensors waiting for a peer "
+         "at the next enqueue. A cycle starts early once this rank's burst of enqueues is over: "
+         "at once when a caller waits for a handle it enqueued, otherwise once the enqueues have "
+         "been quiet for a tenth of the cycle time; a cycle that leaves this rank's tensors "
+         "waiting for a peer "
          "is followed after a tenth of the cycle time (doubling, up to the cycle time, while "
          "such cycles run nothing)",
      .flag = {.form = Form::kValue,
