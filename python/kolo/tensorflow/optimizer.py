@@ -5,17 +5,20 @@ are averaged over the ranks before they are applied, as one grouped
 allreduce (one op in a traced train step)."""
 
 from kolo.common.basics import global_process_set
-from kolo.common.reduce_ops import Average, Sum, resolve_op
+from kolo.common.reduce_ops import Adasum, Average, Sum, resolve_op
 from kolo.tensorflow.accumulation import LocalAccumulation
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.optimizer_families import CompatV1Mixin, family_of
 from kolo.tensorflow.reduction import reduce_gradients, resolve_groups
 
 
+_OPS_MESSAGE = ("kolo: DistributedOptimizer supports op=Average or op=Sum on TensorFlow "
+                "(Adasum is not supported by the TF ops yet)")
+
+
 def _check(op, gradient_predivide_factor, backward_passes_per_step):
     if op not in (Average, Sum):
-        raise ValueError("kolo: DistributedOptimizer supports op=Average or op=Sum on "
-                         "TensorFlow (Adasum is not supported by the TF ops yet)")
+        raise ValueError(_OPS_MESSAGE)
     if gradient_predivide_factor != 1.0 and op != Average:
         raise ValueError("kolo: gradient_predivide_factor needs op=Average")
     if isinstance(backward_passes_per_step, bool) or not isinstance(
@@ -70,6 +73,8 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="
     (or the deprecated num_groups) splits the exchange into that many grouped
     allreduces (an int) or groups of variables (a list of lists)."""
     del use_locking, device_dense, device_sparse, scale_local_gradients  # CPU; no local vars
+    if op == Adasum:  # before resolve_op, whose Adasum checks do not apply here
+        raise ValueError(_OPS_MESSAGE)
     op = resolve_op(op)
     _check(op, gradient_predivide_factor, backward_passes_per_step)
     groups = resolve_groups(num_groups, groups)
