@@ -14,6 +14,7 @@ from kolo.tensorflow import _loader  # noqa: F401  first: a clear error without 
 from kolo.common.basics import *  # noqa: F401,F403  init, rank, size, process sets, ...
 from kolo.common.basics import __all__ as _basics_all
 from kolo.common.reduce_ops import Adasum, Average, Max, Min, Product, Sum
+from kolo.numpy.collectives import barrier, join
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.functions import broadcast_object, allgather_object, broadcast_variables
 from kolo.tensorflow.keras import callbacks
@@ -34,4 +35,5 @@ __all__ = list(_basics_all) + [
     "Average", "Sum", "Adasum", "Min", "Max", "Product", "Compression", "DistributedOptimizer",
     "broadcast_global_variables", "allreduce", "allgather", "broadcast", "reducescatter",
     "load_model", "broadcast_variables", "broadcast_object", "allgather_object",
+    "barrier", "join",
 ]
