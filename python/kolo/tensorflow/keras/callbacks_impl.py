@@ -48,7 +48,10 @@ class BroadcastGlobalVariablesImpl:
         self._sent = set()
 
     def _broadcast_new(self):
-        variables = list(self.model.variables) + optimizer_variables(self.model.optimizer)
+        # A model without an Input layer has no weights before its first batch.
+        built = getattr(self.model, "built", True)
+        variables = ((list(self.model.variables) if built else [])
+                     + optimizer_variables(self.model.optimizer))
         fresh = [v for v in variables if id(v) not in self._sent]
         if fresh:
             broadcast_variables(fresh, root_rank=self.root_rank)

@@ -208,3 +208,15 @@ def test_horovod_drop_ins_are_the_same_objects():
     assert issubclass(horovod.keras.callbacks.MetricAverageCallback,
                       standalone.callbacks.Callback)
     assert issubclass(htk.callbacks.MetricAverageCallback, keras.callbacks.Callback)
+
+
+def test_broadcast_callback_covers_a_model_built_by_its_first_batch():
+    # No Input layer: the weights appear during the first step, and the
+    # callback broadcasts them after it (Horovod's point), so the ranks agree.
+    keras.utils.set_random_seed(hvd.rank())
+    m = keras.Sequential([keras.layers.Dense(8, activation="tanh"), keras.layers.Dense(1)])
+    m.compile(loss="mse", optimizer=hvd.DistributedOptimizer(keras.optimizers.Adam(0.01)))
+    x, y = rank_data()
+    m.fit(x, y, batch_size=BATCH, epochs=1, verbose=0,
+          callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+    assert gathered_equal(hvd, m.get_weights())
