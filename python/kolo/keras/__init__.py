@@ -4,7 +4,9 @@ load_model and the callbacks is kolo.tensorflow.keras's; those two use
 `keras` itself, which is tf.keras unless TF_USE_LEGACY_KERAS=1 makes
 tf.keras tf-keras."""
 
-import keras
+from kolo.tensorflow import _loader  # noqa: F401  first: a clear error without TF
+
+import keras  # noqa: E402
 
 from kolo.tensorflow.keras import *  # noqa: F401,F403
 from kolo.tensorflow.keras import __all__ as _tf_keras_all
