@@ -47,21 +47,21 @@ def broadcast_global_variables(root_rank):
 def allreduce(value, name=None, average=None, prescale_factor=1.0, postscale_factor=1.0,
               op=None, compression=Compression.none):
     """The reduction (Average by default) of a tensor-compatible value."""
-    return ops.allreduce(tf.constant(value), name=name, average=average,
+    return ops.allreduce(tf.convert_to_tensor(value), name=name, average=average,
                          prescale_factor=prescale_factor, postscale_factor=postscale_factor,
                          op=op, compression=compression)
 
 
 def allgather(value, name=None):
-    return ops.allgather(tf.constant(value), name=name)
+    return ops.allgather(tf.convert_to_tensor(value), name=name)
 
 
 def broadcast(value, root_rank, name=None):
-    return ops.broadcast(tf.constant(value), root_rank, name=name)
+    return ops.broadcast(tf.convert_to_tensor(value), root_rank, name=name)
 
 
 def reducescatter(value, name=None, op=Average):
-    return ops.reducescatter(tf.constant(value), name=name, op=op)
+    return ops.reducescatter(tf.convert_to_tensor(value), name=name, op=op)
 
 
 def load_model(keras, filepath, custom_optimizers=None, custom_objects=None,

@@ -156,6 +156,12 @@ def test_mismatched_models_fail_on_every_rank():
         str(error.value)
     failed = hvd.allgather_object(True)
     assert all(failed)
+    # Some members of that grouped allreduce matched and completed: the op
+    # must have waited for them before failing, or they write into freed
+    # outputs and a later traced collective aborts the process.
+    for _ in range(3):
+        total = tf.function(lambda: hvd.allreduce(tf.ones([64], tf.int8), op=hvd.Sum))()
+        np.testing.assert_array_equal(total.numpy(), np.full(64, hvd.size()))
 
 
 def test_legacy_flag_matches_the_keras_in_use():
