@@ -2,6 +2,7 @@
 # Python tests of `make test`, against the package pip installed into the venv.
 #   tests/python/multirank: pytest inside every rank, under kolorun -np 2 and -np 3
 #                           (every rank runs the same tests in the same order);
+#                           the Keras tests under both Kerases;
 #                           the Adasum tests under -np 4 too.
 #   tests/python/launcher:  plain pytest; these tests start their own jobs.
 #   tests/faults:           plain pytest; one randomized trial of every case of
@@ -28,6 +29,13 @@ pytest_args=(-x -q -p no:cacheprovider --timeout=300)
 for np in 2 3; do
   echo "== python tests under kolorun -np $np"
   timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" tests/python/multirank
+done
+# The Keras tests again under tf-keras (TF_USE_LEGACY_KERAS=1 makes tf.keras
+# the Keras 2 of the tf-keras package; the runs above use Keras 3).
+for np in 2 3; do
+  echo "== Keras tests under tf-keras (TF_USE_LEGACY_KERAS=1), kolorun -np $np"
+  TF_USE_LEGACY_KERAS=1 timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" \
+    tests/python/multirank/tf/test_keras_*.py
 done
 # Adasum runs on a power-of-two number of ranks only (at 3 its tests check
 # Horovod's refusal), so its tests run at 4 ranks as well.

@@ -254,7 +254,16 @@ void compute_grouped_allreduce(void* state, OpKernelContext* ctx) {
     }
     const std::vector<Handle> handles = Bridge::get().submit_group(
         [&](Engine& engine) { return engine.grouped_allreduce(views, out_data, config.reduce); });
-    for (const Handle& handle : handles) wait_ok(handle);
+    // Every member is waited for before any error leaves: a mismatch can fail
+    // some members while others still complete into `outs`, which must
+    // outlive them (seen as a later abort when a Keras step mismatched).
+    kolo::Status first_error;
+    for (const Handle& handle : handles) {
+      kolo::Status status = handle.wait();
+      if (!status.ok() && first_error.ok()) first_error = std::move(status);
+    }
+    if (!first_error.ok())
+      throw Exception(kolo::Status(StatusCode::kAborted, first_error.message()));
   });
 }
 
