@@ -37,8 +37,8 @@ ROWS = [
     ("small_raw", 2, "allreduce_ in place, 3.2 MB (that step's total as one tensor)", "ms"),
     ("resnet50_step", 2, "step: ResNet-50's gradients (160 tensors, 25.6 M floats)", "ms"),
     ("resnet50_raw", 2, "allreduce_ in place, 102 MB (that step's total as one tensor)", "ms"),
-    ("synthetic", 1, "synthetic ResNet-50 benchmark, 1 rank (img/sec)", "img/s"),
-    ("synthetic", 2, "synthetic ResNet-50 benchmark, 2 ranks (img/sec, total)", "img/s"),
+    ("synthetic", 1, "synthetic benchmark, 1 rank (img/sec)", "img/s"),
+    ("synthetic", 2, "synthetic benchmark, 2 ranks (img/sec, total)", "img/s"),
 ]
 
 # The issue's targets, each as (what, numerator row, denominator row, limit): Kolo's own ratios.
@@ -88,7 +88,10 @@ def launch(fw, np, script, args):
     if fw == "hgloo":
         return [horovodrun, "-np", str(np), "-H", f"localhost:{np}", "--gloo", hvd_py, script]
     if fw == "hmpi":
-        return [horovodrun, "-np", str(np), "-H", f"localhost:{np}", "--mpi", hvd_py, script]
+        # horovodrun --gloo sets Horovod's controller and CPU operations to gloo itself; under
+        # --mpi they default to MPI when it was built in, which these make explicit.
+        return ["env", "HOROVOD_CONTROLLER=mpi", "HOROVOD_CPU_OPERATIONS=mpi", horovodrun, "-np",
+                str(np), "-H", f"localhost:{np}", "--mpi", hvd_py, script]
     if fw == "kolo":
         return [str(args.kolo_venv / "bin/kolorun"), "-np", str(np), kolo_py, script]
     return [kolo_py, script, "--ddp", "--np", str(np)]
@@ -135,15 +138,18 @@ def value_of(record):
 
 
 def run_rounds(args, log):
-    """{(framework, case, ranks): [value per round]}."""
-    values = {}
+    """{(framework, case, ranks): [value per round]}, and the synthetic benchmark's settings."""
+    values, synthetic = {}, ""
     for r in range(args.rounds):
         log(f"round {r + 1}/{args.rounds}: load average {load_average()}")
         for fw, np, cmd in jobs(args):
             for rec in run_job(cmd, args.job_timeout):
                 values.setdefault((fw, rec["case"], np), []).append(value_of(rec))
+                if rec["case"] == "synthetic":
+                    synthetic = (f"torchvision {rec['model']}, {rec['image_size']}x"
+                                 f"{rec['image_size']} images, batch {rec['batch_size']} per worker")
             log(f"  {FRAMEWORKS[fw]} on {np}: done")
-    return values
+    return values, synthetic
 
 
 def load_average():
@@ -200,7 +206,7 @@ def targets(med):
     return lines
 
 
-def report(values, args, started, load_before, argv):
+def report(values, synthetic, args, started, load_before, argv):
     lines, med = table(values, args)
     commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO, text=True,
                             capture_output=True).stdout.strip() or "unknown"
@@ -209,7 +215,8 @@ def report(values, args, started, load_before, argv):
     return "\n".join([
         f"Command: `{shlex.join(['bench/compare-horovod/run.py', *argv])}`",
         f"Started {started:%Y-%m-%d %H:%M} UTC on commit {commit}; {os.cpu_count()} cores; "
-        f"load average {load_before} before, {load_average()} after; {args.rounds} rounds.",
+        f"load average {load_before} before, {load_average()} after; rounds: {args.rounds}.",
+        *([f"Synthetic benchmark: {synthetic}."] if synthetic else []),
         "Ratios: the other's time over Kolo's, or Kolo's img/sec over the other's (above 1: "
         "Kolo is faster).",
         "",
@@ -234,11 +241,11 @@ def main(argv):
         print(text, file=sys.stderr, flush=True)
 
     try:
-        values = run_rounds(args, log)
+        values, synthetic = run_rounds(args, log)
     except RuntimeError as e:
         print(f"compare-horovod: a job failed: {e}", file=sys.stderr)
         return 1
-    text = report(values, args, started, load_before, argv)
+    text = report(values, synthetic, args, started, load_before, argv)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

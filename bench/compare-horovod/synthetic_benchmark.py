@@ -9,8 +9,9 @@ ship the examples, so this is our own script of the same shape): every worker tr
 on one fixed random batch with SGD, gradients averaged by hvd.DistributedOptimizer (or, with
 --ddp, by DistributedDataParallel over gloo: the same model, batch, optimizer and timing);
 rank 0 times groups of steps. The defaults are scaled down from Horovod's (224x224 images,
-batch 32, 10 x 10 steps) so that a run takes seconds on a few CPU cores; the model and its
-25.6 M gradients per step are the same. Rank 0 prints
+batch 32, 10 x 10 steps) to 32x32 images, batch 8, 3 x 3 steps, so that a run takes seconds on
+a 2-core host with one torch thread per rank; the model and its 25.6 M gradients per step are
+the same, so the gradient exchange weighs more against the compute than at 224x224. Rank 0 prints
 `COMPARE_RESULT {"case": "synthetic", "img_per_sec": TOTAL, ...}`, TOTAL over all workers.
 """
 
@@ -30,11 +31,11 @@ NUM_CLASSES = 1000
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="resnet50", help="a torchvision.models name")
-    p.add_argument("--image-size", type=int, default=64, help="height and width of the images")
-    p.add_argument("--batch-size", type=int, default=16, help="images per step on each worker")
-    p.add_argument("--num-warmup-batches", type=int, default=3, help="steps before timing")
+    p.add_argument("--image-size", type=int, default=32, help="height and width of the images")
+    p.add_argument("--batch-size", type=int, default=8, help="images per step on each worker")
+    p.add_argument("--num-warmup-batches", type=int, default=2, help="steps before timing")
     p.add_argument("--num-batches-per-iter", type=int, default=3, help="steps per timed group")
-    p.add_argument("--num-iters", type=int, default=5, help="timed groups")
+    p.add_argument("--num-iters", type=int, default=3, help="timed groups")
     p.add_argument("--ddp", action="store_true",
                    help="DistributedDataParallel over gloo instead of horovod.torch")
     p.add_argument("--np", type=int, default=1, help="with --ddp: local processes to start")
@@ -71,7 +72,8 @@ def train_and_time(model, optimizer, args, rank, size):
         # everyone's; the total is size x rank 0's median, as Horovod's report multiplies.
         print("COMPARE_RESULT " + json.dumps({
             "case": "synthetic", "img_per_sec": size * statistics.median(per_worker),
-            "size": size, "model": args.model}), flush=True)
+            "size": size, "model": args.model, "image_size": args.image_size,
+            "batch_size": args.batch_size}), flush=True)
 
 
 def run_horovod(args):
