@@ -125,8 +125,10 @@ def run_job(cmd, timeout):
         raise RuntimeError(f"timed out after {timeout:.0f} s: {shlex.join(cmd)}\n{output[-3000:]}")
     if proc.returncode != 0:
         raise RuntimeError(f"exit status {proc.returncode}: {shlex.join(cmd)}\n{output[-3000:]}")
-    # horovodrun prefixes each rank's lines ("[1,0]<stdout>:"), so the marker is searched for.
-    records = [json.loads(line[line.index(MARKER) + len(MARKER):])
+    # horovodrun prefixes each rank's lines ("[1,0]<stdout>:") and another rank's output can
+    # follow on the same line, so the marker is searched for and one JSON object decoded.
+    decoder = json.JSONDecoder()
+    records = [decoder.raw_decode(line[line.index(MARKER) + len(MARKER):])[0]
                for line in output.splitlines() if MARKER in line]
     if not records:
         raise RuntimeError(f"no results printed: {shlex.join(cmd)}\n{output[-3000:]}")
@@ -160,7 +162,7 @@ def load_average():
 def fmt(v):
     if v is None:
         return "-"
-    return f"{v:.3g}" if v < 10 else f"{v:.1f}" if v < 1000 else f"{v:.0f}"
+    return f"{v:.3f}" if v < 1 else f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 1000 else f"{v:.0f}"
 
 
 def table(values, args):
