@@ -243,3 +243,13 @@ def describe_logs(logs):
                          f"batch={e['batch']} checksum={e['checksum'][:10]}{extra}"
                          + (f" indices={e['indices']}" if "indices" in e else ""))
     return "\n".join(lines)
+
+
+def assert_worker1_killed_and_job_went_on(job):
+    """kolorun saw worker 1 (rank 1, on 127.0.0.2 of LOOPBACK_HOSTS, one slot
+    each) die of SIGKILL, blacklisted its host (--elastic-host-failures 1) and
+    went on with the two others in round 2."""
+    assert_line(job, "kolorun: rank 1 (host 127.0.0.2) was killed by signal 9 (SIGKILL); "
+                     "host 127.0.0.2 is blacklisted for the rest of the job")
+    assert_line(job, "kolorun: round 2: 2 workers on 127.0.0.1, 127.0.0.3 "
+                     "(worker 1 (rank 1, host 127.0.0.2) failed)")

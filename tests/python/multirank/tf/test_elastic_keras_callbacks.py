@@ -48,12 +48,15 @@ def test_names_in_every_package():
     import horovod.keras.elastic
     import horovod.tensorflow.keras
     import horovod.tensorflow.keras.elastic
+    import kolo.keras.elastic
 
     assert horovod.tensorflow.keras.elastic.KerasState is keras_elastic.KerasState
     assert horovod.tensorflow.keras.elastic.run is hvd.elastic.run
     assert horovod.tensorflow.keras.elastic is horovod.tensorflow.keras.elastic
     assert horovod.keras.elastic.KerasState is keras_elastic.KerasState
-    for module in (keras_elastic, horovod.tensorflow.keras.elastic, horovod.keras.elastic):
+    assert horovod.keras.elastic.CommitStateCallback is kolo.keras.elastic.CommitStateCallback
+    for module in (keras_elastic, horovod.tensorflow.keras.elastic, horovod.keras.elastic,
+                   kolo.keras.elastic):
         for name in module.__all__:
             assert hasattr(module, name), name
     for name in ("CommitStateCallback", "UpdateBatchStateCallback", "UpdateEpochStateCallback"):

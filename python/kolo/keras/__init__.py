@@ -1,0 +1,3 @@
+"""kolo.keras: placeholder until the Keras API lands (branch keras23)."""
+
+from kolo.keras import elastic  # noqa: F401

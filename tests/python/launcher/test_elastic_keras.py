@@ -1,0 +1,116 @@
+"""Elastic training with Keras under kolorun's elastic mode, end to end:
+real worker processes training with model.fit() under hvd.elastic.run
+(elastic_keras_train.py) on three loopback "hosts", one of them SIGKILLed
+mid-run; and the TensorFlow elastic and SyncBatchNormalization multirank
+tests again under tf-keras (TF_USE_LEGACY_KERAS=1), since `make test` runs
+tests/python/multirank with Keras 3 only.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from elastic_job import (
+    HERE, LOOPBACK_HOSTS, REPO, Job, assert_worker1_killed_and_job_went_on, describe_logs,
+    events, job_env, kolorun, read_logs)
+
+pytest.importorskip("tensorflow", reason="TensorFlow is not installed (make test installs "
+                    "tensorflow-cpu into the venv)")
+
+TRAIN = os.path.join(HERE, "elastic_keras_train.py")
+EPOCHS, STEPS = 3, 6
+KILLED_WORKER, KILL_AT = 1, 8  # after committing iteration 8: epoch 1, its second batch
+JOB_TIMEOUT = 240  # three TensorFlow processes starting on a loaded 2-core host take a while
+
+
+def describe(logs):
+    """describe_logs' layout for this job's events (iterations for steps)."""
+    for log in logs.values():
+        for e in log:
+            e.setdefault("step", e["iterations"])
+    return describe_logs(logs)
+
+
+@pytest.mark.timeout(JOB_TIMEOUT + 60)
+def test_keras_fit_survives_a_killed_worker_and_loses_no_committed_step(tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    marker = f"keras-elastic-{os.getpid()}-{time.monotonic_ns()}"
+    job = Job(["--elastic-host-failures", "1", "-np", "3", "--min-np", "2",
+               "-H", ",".join(f"{h}:1" for h in LOOPBACK_HOSTS),
+               sys.executable, TRAIN, str(outdir), "--epochs", EPOCHS, "--steps", STEPS,
+               "--kill", f"{KILLED_WORKER}:{KILL_AT}", "--marker", marker],
+              tmp_path, marker=marker)
+    try:
+        rc = job.wait(timeout=JOB_TIMEOUT)
+    finally:
+        job.stop()
+    logs = read_logs(str(outdir))
+    context = job.report() + "\n--- worker logs:\n" + describe(logs)
+    assert rc == 0, context
+    assert_worker1_killed_and_job_went_on(job)
+    assert sorted(logs) == [0, 1, 2], context
+
+    # Every iteration committed by several workers was committed with the same weights.
+    by_iteration = {}
+    for log in logs.values():
+        for e in events(log, "commit"):
+            by_iteration.setdefault(e["iterations"], set()).add(e["checksum"])
+    assert all(len(sums) == 1 for sums in by_iteration.values()), context
+    killed = logs[KILLED_WORKER]
+    assert events(killed, "commit")[-1]["iterations"] == KILL_AT, context
+    assert not events(killed, "done"), context
+
+    survivors = [0, 2]
+    for w in survivors:
+        log = logs[w]
+        last_before = events(log, "commit", round=1)[-1]
+        starts = events(log, "start", round=2)
+        assert len(starts) == 1 and len(events(log, "reset")) == 1, context
+        restart = starts[0]
+        # Nothing committed is lost, nothing uncommitted kept: the retry starts
+        # from the last commit (rank 0's, which the sync gives everyone).
+        assert restart["iterations"] >= KILL_AT, context
+        assert restart["iterations"] in (last_before["iterations"],
+                                         events(logs[0], "commit", round=1)[-1]["iterations"])
+        assert restart["checksum"] == by_iteration[restart["iterations"]].copy().pop(), context
+        assert (restart["epoch"], restart["size"]) == (1, 2), context
+        done = events(log, "done")
+        assert len(done) == 1, context
+        # The retry ran the rest of the job: fit(epochs=EPOCHS - state.epoch).
+        assert done[0]["iterations"] == restart["iterations"] + (EPOCHS - 1) * STEPS, context
+        assert (done[0]["epoch"], done[0]["batch"]) == (EPOCHS, 0), context
+    finals = {events(logs[w], "done")[0]["checksum"] for w in survivors}
+    assert len(finals) == 1, context
+
+
+TF_MULTIRANK = ["test_elastic_tensorflow.py", "test_elastic_keras_callbacks.py",
+                "test_sync_bn_tf.py"]
+
+
+@pytest.mark.timeout(600)
+def test_elastic_and_sync_bn_multirank_tests_pass_under_tf_keras(tmp_path):
+    """The multirank files under kolorun -np 2 with TF_USE_LEGACY_KERAS=1:
+    tf.keras is tf-keras there (optimizers with a variables() method, a
+    BatchNormalization that computes moments in _calculate_mean_and_var)."""
+    pytest.importorskip("tf_keras", reason="tf-keras is not installed (make test installs it)")
+    folder = os.path.join(REPO, "tests", "python", "multirank", "tf")
+    env = job_env(TF_USE_LEGACY_KERAS="1", KOLO_STALL_CHECK_TIME_SECONDS="10",
+                  KOLO_STALL_SHUTDOWN_TIME_SECONDS="20")
+    command = [kolorun(), "-np", "2", sys.executable, "-m", "pytest", "-x", "-q",
+               "-p", "no:cacheprovider", "--timeout=300"] + [
+                   os.path.join(folder, name) for name in TF_MULTIRANK]
+    result = subprocess.run(command, env=env, cwd=str(tmp_path), capture_output=True,
+                            text=True, timeout=540)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    for rank in (0, 1):
+        assert re.search(rf"^\[{rank}\]<stdout>:\d+ passed", output, re.MULTILINE), output
+    probe = subprocess.run([sys.executable, "-c", "import tensorflow as tf; "
+                            "print(tf.keras.layers.BatchNormalization.__module__)"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert probe.stdout.startswith("tf_keras."), probe.stdout + probe.stderr
