@@ -253,3 +253,30 @@ def assert_worker1_killed_and_job_went_on(job):
                      "host 127.0.0.2 is blacklisted for the rest of the job")
     assert_line(job, "kolorun: round 2: 2 workers on 127.0.0.1, 127.0.0.3 "
                      "(worker 1 (rank 1, host 127.0.0.2) failed)")
+
+
+def worker_pid(job, worker, script):
+    """The pid of the training process of elastic worker `worker`: a
+    descendant of kolorun running `script` with KOLO_ELASTIC_WORKER set."""
+    for pid in descendants(job.process.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if script in argv[1:2] and environ_of(pid).get("KOLO_ELASTIC_WORKER") == str(worker):
+            return pid
+    return None
+
+
+def kill_worker(job, worker, script, timeout=10):
+    """SIGKILLs elastic worker `worker`'s training process (waiting up to
+    `timeout` s for it to appear); fails the test if there is none."""
+    victim = None
+    deadline = time.monotonic() + timeout
+    while victim is None and time.monotonic() < deadline:
+        victim = worker_pid(job, worker, script)
+        if victim is None:
+            time.sleep(0.05)
+    assert victim is not None, f"no process of worker {worker} under kolorun\n" + job.report()
+    os.kill(victim, signal.SIGKILL)
