@@ -14,7 +14,7 @@ from kolo.tensorflow.keras.elastic import (  # noqa: F401
     HostsUpdatedInterrupt, KerasState, ObjectState, State, WorkerRemovedError, run)
 
 CommitStateCallback, UpdateBatchStateCallback, UpdateEpochStateCallback = callback_classes(
-    keras.callbacks.Callback)
+    keras.callbacks.Callback, __name__)
 
 __all__ = ["run", "State", "ObjectState", "KerasState", "CommitStateCallback",
            "UpdateBatchStateCallback", "UpdateEpochStateCallback", "HostsUpdatedInterrupt",

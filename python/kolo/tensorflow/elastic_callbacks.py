@@ -10,7 +10,7 @@ CommitStateCallback, UpdateBatchStateCallback and UpdateEpochStateCallback.
         state.model.fit(dataset, steps_per_epoch=..., epochs=epochs - state.epoch,
                         callbacks=callbacks)
 
-callback_classes(base) builds the three on one Keras's Callback class:
+callback_classes(base, module) builds the three on one Keras's Callback class:
 kolo.tensorflow.keras.elastic on tf.keras's (Keras 3, or tf-keras under
 TF_USE_LEGACY_KERAS=1), horovod.keras.elastic on the standalone keras
 package's. Every fit() starts with on_train_begin, so a retry after a reset
@@ -19,6 +19,9 @@ starts the counters afresh, the same on every rank.
 
 
 class _CommitState:
+    """Commits `state` every `batches_per_commit` batches and at the end of
+    every epoch: CommitStateCallback(state, batches_per_commit=1)."""
+
     def __init__(self, state, batches_per_commit=1):
         super().__init__()
         if batches_per_commit < 1:
@@ -42,6 +45,9 @@ class _CommitState:
 
 
 class _UpdateBatchState:
+    """Keeps state.batch at the last finished batch of the epoch (0 once the
+    epoch ends): UpdateBatchStateCallback(state)."""
+
     def __init__(self, state):
         super().__init__()
         self.state = state
@@ -68,6 +74,9 @@ class _UpdateBatchState:
 
 
 class _UpdateEpochState:
+    """Keeps state.epoch at the number of epochs finished over the whole job,
+    resets included: UpdateEpochStateCallback(state)."""
+
     def __init__(self, state):
         super().__init__()
         self.state = state
@@ -84,23 +93,15 @@ class _UpdateEpochState:
         self.state.epoch = self.initial_epoch + epoch + 1
 
 
-def callback_classes(base):
+def callback_classes(base, module):
     """(CommitStateCallback, UpdateBatchStateCallback,
-    UpdateEpochStateCallback) deriving from the Keras Callback class `base`."""
-
-    class CommitStateCallback(_CommitState, base):
-        """Commits `state` every `batches_per_commit` batches and at the end
-        of every epoch: CommitStateCallback(state, batches_per_commit=1)."""
-
-    class UpdateBatchStateCallback(_UpdateBatchState, base):
-        """Keeps state.batch at the last finished batch of the epoch (0 once
-        the epoch ends): UpdateBatchStateCallback(state)."""
-
-    class UpdateEpochStateCallback(_UpdateEpochState, base):
-        """Keeps state.epoch at the number of epochs finished over the whole
-        job: UpdateEpochStateCallback(state)."""
-
-    return CommitStateCallback, UpdateBatchStateCallback, UpdateEpochStateCallback
+    UpdateEpochStateCallback) deriving from the Keras Callback class `base`,
+    living in `module` (their __module__, for repr and pickling)."""
+    return [type(name, (impl, base), {"__module__": module, "__qualname__": name,
+                                      "__doc__": impl.__doc__})
+            for name, impl in (("CommitStateCallback", _CommitState),
+                               ("UpdateBatchStateCallback", _UpdateBatchState),
+                               ("UpdateEpochStateCallback", _UpdateEpochState))]
 
 
 __all__ = ["callback_classes"]

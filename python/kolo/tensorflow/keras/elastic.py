@@ -37,7 +37,7 @@ class KerasState(TensorFlowKerasState):
 
 
 CommitStateCallback, UpdateBatchStateCallback, UpdateEpochStateCallback = callback_classes(
-    tf.keras.callbacks.Callback)
+    tf.keras.callbacks.Callback, __name__)
 
 __all__ = ["run", "State", "ObjectState", "KerasState", "CommitStateCallback",
            "UpdateBatchStateCallback", "UpdateEpochStateCallback", "HostsUpdatedInterrupt",
