@@ -25,6 +25,7 @@ from kolo.tensorflow.ops import (
     grouped_reducescatter, reducescatter)
 from kolo.tensorflow import gradients as _gradients  # noqa: F401  registers the gradients
 from kolo.tensorflow.tape import DistributedGradientTape
+from kolo.tensorflow.optimizer import DistributedOptimizer
 from kolo.tensorflow.sync_batch_norm import SyncBatchNormalization
 from kolo.tensorflow import elastic
 
@@ -34,5 +35,5 @@ __all__ = list(_basics_all) + [
     "allreduce", "grouped_allreduce", "allgather", "grouped_allgather", "broadcast",
     "alltoall", "reducescatter", "grouped_reducescatter", "barrier", "join",
     "broadcast_variables", "broadcast_object", "allgather_object", "DistributedGradientTape",
-    "SyncBatchNormalization", "elastic",
+    "DistributedOptimizer", "SyncBatchNormalization", "elastic",
 ]

@@ -14,6 +14,7 @@ import warnings
 import torch
 
 from kolo.common.basics import global_process_set
+from kolo.common.grouping import split_evenly
 from kolo.common.process_sets import ProcessSet
 from kolo.common.reduce_ops import Adasum, Average, Sum, resolve_op
 from kolo.common.runtime import runtime
@@ -77,17 +78,6 @@ def _check_groups(groups):
     elif isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
         raise ValueError("kolo: groups must be a positive integer or a list of lists of "
                          "parameters")
-
-
-def _split_evenly(items, n):
-    """n contiguous runs of `items`, the first len % n one item longer."""
-    size, extra = divmod(len(items), n)
-    runs, start = [], 0
-    for i in range(n):
-        end = start + size + (1 if i < extra else 0)
-        runs.append(items[start:end])
-        start = end
-    return runs
 
 
 # --- reductions in flight --------------------------------------------------------
@@ -176,7 +166,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                              "parameter names on every rank")
         trained = sorted(self._trained, key=lambda p: order[self._parameter_names[p]])
         if isinstance(groups, int):
-            runs = _split_evenly(trained, groups)
+            runs = split_evenly(trained, groups)
         else:
             trained_ids = {id(p) for p in trained}
             runs = [[p for p in group if id(p) in trained_ids] for group in groups]

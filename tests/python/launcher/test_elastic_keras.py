@@ -1,22 +1,19 @@
 """Elastic training with Keras under kolorun's elastic mode, end to end:
 real worker processes training with model.fit() under hvd.elastic.run
 (elastic_keras_train.py) on three loopback "hosts", one of them SIGKILLed
-mid-run; and the TensorFlow elastic and SyncBatchNormalization multirank
-tests again under tf-keras (TF_USE_LEGACY_KERAS=1), since `make test` runs
-tests/python/multirank with Keras 3 only.
+mid-run. (The multirank tests of the elastic states and callbacks run
+under both Kerases: scripts/run-python-tests.sh.)
 """
 
 import os
-import re
-import subprocess
 import sys
 import time
 
 import pytest
 
 from elastic_job import (
-    HERE, LOOPBACK_HOSTS, REPO, Job, assert_worker1_killed_and_job_went_on, describe_logs,
-    events, job_env, kolorun, read_logs)
+    HERE, LOOPBACK_HOSTS, Job, assert_worker1_killed_and_job_went_on, describe_logs, events,
+    read_logs)
 
 pytest.importorskip("tensorflow", reason="TensorFlow is not installed (make test installs "
                     "tensorflow-cpu into the venv)")
@@ -86,31 +83,3 @@ def test_keras_fit_survives_a_killed_worker_and_loses_no_committed_step(tmp_path
         assert (done[0]["epoch"], done[0]["batch"]) == (EPOCHS, 0), context
     finals = {events(logs[w], "done")[0]["checksum"] for w in survivors}
     assert len(finals) == 1, context
-
-
-TF_MULTIRANK = ["test_elastic_tensorflow.py", "test_elastic_keras_callbacks.py",
-                "test_sync_bn_tf.py"]
-
-
-@pytest.mark.timeout(600)
-def test_elastic_and_sync_bn_multirank_tests_pass_under_tf_keras(tmp_path):
-    """The multirank files under kolorun -np 2 with TF_USE_LEGACY_KERAS=1:
-    tf.keras is tf-keras there (optimizers with a variables() method, a
-    BatchNormalization that computes moments in _calculate_mean_and_var)."""
-    pytest.importorskip("tf_keras", reason="tf-keras is not installed (make test installs it)")
-    folder = os.path.join(REPO, "tests", "python", "multirank", "tf")
-    env = job_env(TF_USE_LEGACY_KERAS="1", KOLO_STALL_CHECK_TIME_SECONDS="10",
-                  KOLO_STALL_SHUTDOWN_TIME_SECONDS="20")
-    command = [kolorun(), "-np", "2", sys.executable, "-m", "pytest", "-x", "-q",
-               "-p", "no:cacheprovider", "--timeout=300"] + [
-                   os.path.join(folder, name) for name in TF_MULTIRANK]
-    result = subprocess.run(command, env=env, cwd=str(tmp_path), capture_output=True,
-                            text=True, timeout=540)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
-    for rank in (0, 1):
-        assert re.search(rf"^\[{rank}\]<stdout>:\d+ passed", output, re.MULTILINE), output
-    probe = subprocess.run([sys.executable, "-c", "import tensorflow as tf; "
-                            "print(tf.keras.layers.BatchNormalization.__module__)"],
-                           env=env, capture_output=True, text=True, timeout=120)
-    assert probe.stdout.startswith("tf_keras."), probe.stdout + probe.stderr

@@ -1,5 +1,9 @@
-"""horovod.tensorflow.keras: placeholder until the Keras API lands (branch keras23)."""
+"""horovod.tensorflow.keras: kolo.tensorflow.keras under Horovod's name."""
 
-import importlib as _importlib
+from kolo.tensorflow.keras import *  # noqa: F401,F403
+from kolo.tensorflow.keras import __all__ as _kolo_all
+from horovod.common.exceptions import HorovodInternalError
+from horovod.tensorflow.keras import callbacks
+from horovod.tensorflow.keras import elastic  # KerasState, the state callbacks, run
 
-elastic = _importlib.import_module("horovod.tensorflow.keras.elastic")
+__all__ = list(_kolo_all) + ["HorovodInternalError"]

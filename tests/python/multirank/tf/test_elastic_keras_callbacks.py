@@ -2,8 +2,8 @@
 horovod.keras.elastic) on every rank of a plain kolorun job: KerasState and
 the three state callbacks inside real Keras fit() calls, and run()
 restarting fit() from the last commit after a real failed collective.
-Under either Keras (test_elastic_keras.py in tests/python/launcher runs
-this file with TF_USE_LEGACY_KERAS=1 too)."""
+Under either Keras (scripts/run-python-tests.sh runs this file with
+TF_USE_LEGACY_KERAS=1 too)."""
 
 import numpy as np
 import pytest

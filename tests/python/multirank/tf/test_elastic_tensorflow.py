@@ -7,7 +7,7 @@ shapes) or a HostsUpdatedInterrupt; each retry is a real shutdown and init.
 
 Models and variables start from rank-dependent values, so a sync that did
 not happen, or came from the wrong rank, shows. Run under either Keras
-(tests/python/launcher/test_elastic_keras.py runs this file again with
+(scripts/run-python-tests.sh runs this file again with
 TF_USE_LEGACY_KERAS=1)."""
 
 import numpy as np
