@@ -14,7 +14,8 @@ import kolo.tensorflow as hvd
 import kolo.tensorflow.keras.elastic as keras_elastic
 from kolo.common.runtime import runtime
 
-from tf_elastic_helpers import batch, counting, engine_works, make_model, snapshot
+from tf_elastic_helpers import (
+    batch, counting, engine_works, every_rank_holds_the_same, make_model, snapshot)
 
 STEPS, EPOCHS = 4, 3
 
@@ -91,6 +92,24 @@ def test_callbacks_track_epoch_and_batch_and_commit(batches_per_commit, commits)
     model.fit(dataset(), steps_per_epoch=STEPS, epochs=1, callbacks=callbacks, verbose=0)
     assert recorder.epoch_steps == [STEPS - 2]
     assert (state.epoch, state.batch) == (2, 0)
+
+
+def test_keras_state_keeps_a_distributed_optimizers_variables():
+    import kolo.tensorflow.keras as hvd_keras
+
+    model = make_model(seed=40 + hvd.rank(), wrap=hvd_keras.DistributedOptimizer)
+    x, y = batch(seed=hvd.rank())
+    model.fit(x, y, batch_size=len(x), epochs=1, verbose=0)  # averaged: one collective
+    state = keras_elastic.KerasState(model, epoch=hvd.rank())
+    assert len(state._variables()[1]) > 2  # iterations, learning rate and Adam's slots
+    state.sync()
+    synced = snapshot(state)
+    every_rank_holds_the_same(synced, "keras.elastic.distributed")
+    model.fit(x, y, batch_size=len(x), epochs=1, verbose=0)
+    state.restore()
+    for got, want in zip(snapshot(state), synced):
+        np.testing.assert_array_equal(got, want)
+    assert state.epoch == 0
 
 
 def test_batches_per_commit_must_be_positive():

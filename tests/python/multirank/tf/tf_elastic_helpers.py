@@ -11,10 +11,11 @@ import kolo.tensorflow as hvd
 from elastic_helpers import counting  # noqa: F401  (re-exported to the TF elastic tests)
 
 
-def make_model(seed):
+def make_model(seed, wrap=None):
     """A compiled model with trainable and non-trainable variables (batch
     normalization's moving statistics) and an Adam optimizer (slots and an
-    iteration count): its weights depend on `seed`."""
+    iteration count), given to `wrap` if set (a DistributedOptimizer): its
+    weights depend on `seed`."""
     tf.keras.utils.set_random_seed(seed)
     model = tf.keras.Sequential([
         tf.keras.Input(shape=(4,)),
@@ -22,7 +23,8 @@ def make_model(seed):
         tf.keras.layers.BatchNormalization(),
         tf.keras.layers.Dense(2),
     ])
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.05), loss="mse")
+    optimizer = tf.keras.optimizers.Adam(0.05)
+    model.compile(optimizer=wrap(optimizer) if wrap else optimizer, loss="mse")
     return model
 
 
