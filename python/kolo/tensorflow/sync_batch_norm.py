@@ -44,8 +44,8 @@ def global_moments(x, axes, keepdims, weights=None):
         local_squares = tf.reduce_sum(tf.square(y) * w, axis=axes, keepdims=True)
         local_count = tf.reduce_sum(w, axis=axes, keepdims=True)
     # One collective per layer and step: the three statistics travel together.
-    count, total, squares = tf.unstack(
-        allreduce(tf.stack([local_count, local_sum, local_squares]), op=Sum))
+    count, total, squares = tf.unstack(_allreduce_sum(tf.stack([local_count, local_sum,
+                                                                local_squares])))
     count = tf.maximum(count, 1.0)  # an empty global batch: zeros, not NaN
     mean = total / count
     # E[x^2] - E[x]^2 can round below zero when the variance is ~0.
@@ -54,6 +54,20 @@ def global_moments(x, axes, keepdims, weights=None):
         mean = tf.squeeze(mean, axis=axes)
         variance = tf.squeeze(variance, axis=axes)
     return tf.cast(mean, x.dtype), tf.cast(variance, x.dtype)
+
+
+def _allreduce_sum(tensor):
+    """allreduce(Sum). In a graph its node is named at the top level, not in
+    the layer's name scope: an unnamed op matches across ranks by its node
+    name, and Keras numbers layers and models per process ("sequential_3/
+    sync_batch_normalization_1/"), which differs between ranks as soon as one
+    of them made a model the others did not. At the top level the name says
+    only how many such ops the traced function made before, the same on
+    every rank."""
+    if tf.executing_eagerly():
+        return allreduce(tensor, op=Sum)  # eager ops match by call order
+    with tf.compat.v1.get_default_graph().name_scope(None):
+        return allreduce(tensor, op=Sum)
 
 
 def _mask_weights(mask, inputs):

@@ -17,7 +17,8 @@ every rank holds the same weights after every step. Each worker
 Every event carries the worker id, round, rank, size, the optimizer's
 iteration count, state.epoch, state.batch and a SHA-256 of the model's and
 optimizer's variables ("checksum"). --kill WORKER:ITERATION SIGKILLs worker
-WORKER right after it committed that iteration.
+WORKER right after it committed that iteration; --step-sleep sleeps before
+every step, so a test can change the discovered hosts while the job runs.
 """
 
 import argparse
@@ -25,6 +26,7 @@ import hashlib
 import json
 import os
 import signal
+import time
 
 import numpy as np
 import tensorflow as tf
@@ -39,6 +41,8 @@ parser.add_argument("outdir")
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--steps", type=int, default=6, help="steps per epoch")
 parser.add_argument("--kill", default="", metavar="WORKER:ITERATION")
+parser.add_argument("--step-sleep", type=float, default=0.0,
+                    help="seconds to sleep before every step (time to change the hosts)")
 parser.add_argument("--marker", default="", help="ignored: tells this job's processes apart")
 args = parser.parse_args()
 worker = int(os.environ.get("KOLO_ELASTIC_WORKER", "-1"))
@@ -100,6 +104,10 @@ def log(event, **fields):
 
 class LogCommits(tf.keras.callbacks.Callback):
     """After CommitStateCallback: what was just committed."""
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if args.step_sleep:
+            time.sleep(args.step_sleep)
 
     def on_train_batch_end(self, batch, logs=None):
         log("commit", at="batch")

@@ -12,8 +12,8 @@ import time
 import pytest
 
 from elastic_job import (
-    HERE, LOOPBACK_HOSTS, Job, assert_worker1_killed_and_job_went_on, describe_logs, events,
-    read_logs)
+    HERE, LOOPBACK_HOSTS, Job, assert_line, assert_worker1_killed_and_job_went_on, commits_in,
+    describe_logs, events, read_logs, write_atomically)
 
 pytest.importorskip("tensorflow", reason="TensorFlow is not installed (make test installs "
                     "tensorflow-cpu into the venv)")
@@ -83,3 +83,52 @@ def test_keras_fit_survives_a_killed_worker_and_loses_no_committed_step(tmp_path
         assert (done[0]["epoch"], done[0]["batch"]) == (EPOCHS, 0), context
     finals = {events(logs[w], "done")[0]["checksum"] for w in survivors}
     assert len(finals) == 1, context
+
+
+@pytest.mark.timeout(JOB_TIMEOUT + 60)
+def test_a_worker_added_by_discovery_gets_rank0s_keras_state(tmp_path):
+    """Two workers train; the discovery script then reports a third host:
+    at the next commit every worker raises HostsUpdatedInterrupt, the new
+    worker (whose optimizer was built by KerasState, not by a step) syncs
+    from rank 0 alongside them, and all three finish with the same weights."""
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    hosts_file = tmp_path / "hosts"
+    write_atomically(hosts_file, "".join(f"{h}\n" for h in LOOPBACK_HOSTS[:2]))
+    marker = f"keras-elastic-{os.getpid()}-{time.monotonic_ns()}"
+    job = Job(["-np", "2", "--min-np", "2", "--max-np", "3",
+               "--host-discovery-script", f"cat {hosts_file}",
+               sys.executable, TRAIN, str(outdir), "--epochs", EPOCHS, "--steps", STEPS,
+               "--step-sleep", 0.3, "--marker", marker],
+              tmp_path, marker=marker)
+    try:
+        job.wait_for(lambda: commits_in(str(outdir), 0) >= 3, "3 commits of worker 0",
+                     timeout=JOB_TIMEOUT - 60)
+        write_atomically(hosts_file, "".join(f"{h}\n" for h in LOOPBACK_HOSTS))
+        rc = job.wait(timeout=JOB_TIMEOUT)
+    finally:
+        job.stop()
+    logs = read_logs(str(outdir))
+    context = job.report() + "\n--- worker logs:\n" + describe(logs)
+    assert rc == 0, context
+    assert_line(job, "kolorun: hosts changed (added 127.0.0.3); the workers re-form at their "
+                     "next commit")
+    assert_line(job, "kolorun: round 2: 3 workers on 127.0.0.1, 127.0.0.2, 127.0.0.3 "
+                     "(hosts changed)")
+    assert sorted(logs) == [0, 1, 2], context
+    starts = {w: events(logs[w], "start", round=2) for w in logs}
+    assert all(len(s) == 1 for s in starts.values()), context
+    # The newcomer starts where the others left off, with their weights and optimizer.
+    assert len({(s[0]["iterations"], s[0]["epoch"], s[0]["checksum"])
+                for s in starts.values()}) == 1, context
+    restart = starts[0][0]
+    assert restart["iterations"] >= 3 and restart["size"] == 3, context
+    last_before = events(logs[0], "commit", round=1)[-1]
+    # The interrupt comes out of a commit (after it saved), before the commit
+    # was logged: the restart is at the last logged commit or the one after.
+    assert restart["iterations"] - last_before["iterations"] in (0, 1), context
+    done = [events(logs[w], "done") for w in logs]
+    assert all(len(d) == 1 for d in done), context
+    assert len({d[0]["checksum"] for d in done}) == 1, context
+    assert done[0][0]["iterations"] == (restart["iterations"]
+                                        + (EPOCHS - restart["epoch"]) * STEPS), context

@@ -121,6 +121,25 @@ def test_keras_state_refuses_an_unbuilt_model_and_graph_mode():
         TensorFlowKerasState(make_model(seed=0), commit=1)
 
 
+@pytest.mark.parametrize("changes, skip_sync", [({"removed"}, True), ({"added"}, False)])
+def test_keras_state_commit_saves_then_raises_on_host_updates(monkeypatch, changes, skip_sync):
+    model = make_model(seed=0)
+    state = TensorFlowKerasState(model, epoch=0)
+    assert state.check_host_updates() is None  # not an elastic job: nothing changes
+    monkeypatch.setattr(runtime(), "check_host_updates", lambda: set(changes))
+    train_locally(model, seed=8)
+    state.epoch = 4
+    with pytest.raises(hvd.elastic.HostsUpdatedInterrupt) as info:
+        state.commit()
+    assert info.value.skip_sync is skip_sync
+    committed = snapshot(state)
+    train_locally(model, seed=9)
+    state.epoch = 5
+    state.restore()
+    assert_snapshots_equal(snapshot(state), committed)  # commit saved before it checked
+    assert state.epoch == 4
+
+
 # --- TensorFlowState ----------------------------------------------------------------
 
 def test_tensorflow_state_commit_restore_and_sync():

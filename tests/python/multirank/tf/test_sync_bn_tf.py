@@ -93,6 +93,10 @@ def test_float32_stays_close_to_the_full_batch():
 def test_trains_in_keras_fit_with_the_same_statistics_on_every_rank():
     x, weights, starts = full_batch((3,), np.float32)
     mine = slice(starts[hvd.rank()], starts[hvd.rank() + 1])
+    for _ in range(hvd.rank()):
+        # Keras numbers models and layers per process: make the names differ
+        # between ranks, as any rank-specific model (a rank-0 evaluation) does.
+        tf.keras.Sequential([hvd.SyncBatchNormalization()])
     tf.keras.utils.set_random_seed(3)
     model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(4),
                                  hvd.SyncBatchNormalization(), tf.keras.layers.Dense(1)])
