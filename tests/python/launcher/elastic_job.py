@@ -280,3 +280,12 @@ def kill_worker(job, worker, script, timeout=10):
             time.sleep(0.05)
     assert victim is not None, f"no process of worker {worker} under kolorun\n" + job.report()
     os.kill(victim, signal.SIGKILL)
+
+
+def assert_third_host_joined(job):
+    """kolorun saw the discovery script add 127.0.0.3 to a job on the first
+    two LOOPBACK_HOSTS, and round 2 formed with a worker on each of the three."""
+    assert_line(job, "kolorun: hosts changed (added 127.0.0.3); the workers re-form at their "
+                     "next commit")
+    assert_line(job, "kolorun: round 2: 3 workers on 127.0.0.1, 127.0.0.2, 127.0.0.3 "
+                     "(hosts changed)")

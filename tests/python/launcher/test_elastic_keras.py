@@ -12,8 +12,8 @@ import time
 import pytest
 
 from elastic_job import (
-    HERE, LOOPBACK_HOSTS, Job, assert_line, assert_worker1_killed_and_job_went_on, commits_in,
-    describe_logs, events, read_logs, write_atomically)
+    HERE, LOOPBACK_HOSTS, Job, assert_third_host_joined, assert_worker1_killed_and_job_went_on,
+    commits_in, describe_logs, events, read_logs, write_atomically)
 
 pytest.importorskip("tensorflow", reason="TensorFlow is not installed (make test installs "
                     "tensorflow-cpu into the venv)")
@@ -32,22 +32,32 @@ def describe(logs):
     return describe_logs(logs)
 
 
-@pytest.mark.timeout(JOB_TIMEOUT + 60)
-def test_keras_fit_survives_a_killed_worker_and_loses_no_committed_step(tmp_path):
+def run_job(tmp_path, kolorun_args, *options, while_running=None):
+    """kolorun_args + elastic_keras_train.py OUTDIR options, to its end
+    (while_running(job, outdir) first, if given); returns (job, exit code,
+    the workers' logs, a context for assertion messages)."""
     outdir = tmp_path / "out"
     outdir.mkdir()
     marker = f"keras-elastic-{os.getpid()}-{time.monotonic_ns()}"
-    job = Job(["--elastic-host-failures", "1", "-np", "3", "--min-np", "2",
-               "-H", ",".join(f"{h}:1" for h in LOOPBACK_HOSTS),
-               sys.executable, TRAIN, str(outdir), "--epochs", EPOCHS, "--steps", STEPS,
-               "--kill", f"{KILLED_WORKER}:{KILL_AT}", "--marker", marker],
+    job = Job(list(kolorun_args) + [sys.executable, TRAIN, str(outdir), "--epochs", EPOCHS,
+                                    "--steps", STEPS, "--marker", marker] + list(options),
               tmp_path, marker=marker)
     try:
+        if while_running:
+            while_running(job, str(outdir))
         rc = job.wait(timeout=JOB_TIMEOUT)
     finally:
         job.stop()
     logs = read_logs(str(outdir))
-    context = job.report() + "\n--- worker logs:\n" + describe(logs)
+    return job, rc, logs, job.report() + "\n--- worker logs:\n" + describe(logs)
+
+
+@pytest.mark.timeout(JOB_TIMEOUT + 60)
+def test_keras_fit_survives_a_killed_worker_and_loses_no_committed_step(tmp_path):
+    job, rc, logs, context = run_job(
+        tmp_path, ["--elastic-host-failures", "1", "-np", "3", "--min-np", "2",
+                   "-H", ",".join(f"{h}:1" for h in LOOPBACK_HOSTS)],
+        "--kill", f"{KILLED_WORKER}:{KILL_AT}")
     assert rc == 0, context
     assert_worker1_killed_and_job_went_on(job)
     assert sorted(logs) == [0, 1, 2], context
@@ -91,30 +101,20 @@ def test_a_worker_added_by_discovery_gets_rank0s_keras_state(tmp_path):
     at the next commit every worker raises HostsUpdatedInterrupt, the new
     worker (whose optimizer was built by KerasState, not by a step) syncs
     from rank 0 alongside them, and all three finish with the same weights."""
-    outdir = tmp_path / "out"
-    outdir.mkdir()
     hosts_file = tmp_path / "hosts"
     write_atomically(hosts_file, "".join(f"{h}\n" for h in LOOPBACK_HOSTS[:2]))
-    marker = f"keras-elastic-{os.getpid()}-{time.monotonic_ns()}"
-    job = Job(["-np", "2", "--min-np", "2", "--max-np", "3",
-               "--host-discovery-script", f"cat {hosts_file}",
-               sys.executable, TRAIN, str(outdir), "--epochs", EPOCHS, "--steps", STEPS,
-               "--step-sleep", 0.3, "--marker", marker],
-              tmp_path, marker=marker)
-    try:
-        job.wait_for(lambda: commits_in(str(outdir), 0) >= 3, "3 commits of worker 0",
+
+    def add_third_host(job, outdir):
+        job.wait_for(lambda: commits_in(outdir, 0) >= 3, "3 commits of worker 0",
                      timeout=JOB_TIMEOUT - 60)
         write_atomically(hosts_file, "".join(f"{h}\n" for h in LOOPBACK_HOSTS))
-        rc = job.wait(timeout=JOB_TIMEOUT)
-    finally:
-        job.stop()
-    logs = read_logs(str(outdir))
-    context = job.report() + "\n--- worker logs:\n" + describe(logs)
+
+    job, rc, logs, context = run_job(
+        tmp_path, ["-np", "2", "--min-np", "2", "--max-np", "3",
+                   "--host-discovery-script", f"cat {hosts_file}"],
+        "--step-sleep", 0.3, while_running=add_third_host)
     assert rc == 0, context
-    assert_line(job, "kolorun: hosts changed (added 127.0.0.3); the workers re-form at their "
-                     "next commit")
-    assert_line(job, "kolorun: round 2: 3 workers on 127.0.0.1, 127.0.0.2, 127.0.0.3 "
-                     "(hosts changed)")
+    assert_third_host_joined(job)
     assert sorted(logs) == [0, 1, 2], context
     starts = {w: events(logs[w], "start", round=2) for w in logs}
     assert all(len(s) == 1 for s in starts.values()), context
