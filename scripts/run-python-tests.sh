@@ -2,7 +2,8 @@
 # Python tests of `make test`, against the package pip installed into the venv.
 #   tests/python/multirank: pytest inside every rank, under kolorun -np 2 and -np 3
 #                           (every rank runs the same tests in the same order);
-#                           the Keras tests under both Kerases;
+#                           the Keras, TF elastic and SyncBatchNormalization
+#                           tests under both Kerases;
 #                           the Adasum tests under -np 4 too.
 #   tests/python/launcher:  plain pytest; these tests start their own jobs.
 #   tests/faults:           plain pytest; one randomized trial of every case of
@@ -30,12 +31,14 @@ for np in 2 3; do
   echo "== python tests under kolorun -np $np"
   timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" tests/python/multirank
 done
-# The Keras tests again under tf-keras (TF_USE_LEGACY_KERAS=1 makes tf.keras
-# the Keras 2 of the tf-keras package; the runs above use Keras 3).
+# The Keras tests (with the elastic states and callbacks, and
+# SyncBatchNormalization) again under tf-keras (TF_USE_LEGACY_KERAS=1 makes
+# tf.keras the Keras 2 of the tf-keras package; the runs above use Keras 3).
 for np in 2 3; do
   echo "== Keras tests under tf-keras (TF_USE_LEGACY_KERAS=1), kolorun -np $np"
   TF_USE_LEGACY_KERAS=1 timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" \
-    tests/python/multirank/tf/test_keras_*.py
+    tests/python/multirank/tf/test_keras_*.py tests/python/multirank/tf/test_elastic_*.py \
+    tests/python/multirank/tf/test_sync_bn_tf.py
 done
 # Adasum runs on a power-of-two number of ranks only (at 3 its tests check
 # Horovod's refusal), so its tests run at 4 ranks as well.
@@ -43,7 +46,9 @@ echo "== Adasum tests under kolorun -np 4"
 timeout 600 "$kolorun" -np 4 "$python" -m pytest "${pytest_args[@]}" \
   tests/python/multirank/test_adasum.py tests/python/multirank/test_adasum_optimizer.py
 echo "== python launcher tests"
-timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
+# 1500 s: seed 002's TF-Keras script alone trains its CNN for 2 to 10 minutes
+# (test_elastic_seed_tf.py; it sets its own per-test limit).
+timeout 1500 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
 echo "== fault matrix, one randomized trial per case"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/faults
 echo "== deployment tests"

@@ -13,6 +13,7 @@ from kolo.tensorflow.keras import __all__ as _tf_keras_all
 from kolo.tensorflow.keras import Compression
 from kolo.tensorflow.keras import api as _api
 from kolo.keras import callbacks
+from kolo.keras import elastic  # KerasState, the state callbacks, run
 
 
 def load_model(filepath, custom_optimizers=None, custom_objects=None,

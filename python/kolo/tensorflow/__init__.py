@@ -26,6 +26,8 @@ from kolo.tensorflow.ops import (
 from kolo.tensorflow import gradients as _gradients  # noqa: F401  registers the gradients
 from kolo.tensorflow.tape import DistributedGradientTape
 from kolo.tensorflow.optimizer import DistributedOptimizer
+from kolo.tensorflow.sync_batch_norm import SyncBatchNormalization
+from kolo.tensorflow import elastic
 
 __all__ = list(_basics_all) + [
     "KoloInternalError", "HostsUpdatedInterrupt",
@@ -33,5 +35,5 @@ __all__ = list(_basics_all) + [
     "allreduce", "grouped_allreduce", "allgather", "grouped_allgather", "broadcast",
     "alltoall", "reducescatter", "grouped_reducescatter", "barrier", "join",
     "broadcast_variables", "broadcast_object", "allgather_object", "DistributedGradientTape",
-    "DistributedOptimizer",
+    "DistributedOptimizer", "SyncBatchNormalization", "elastic",
 ]

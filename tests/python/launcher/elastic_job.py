@@ -243,3 +243,49 @@ def describe_logs(logs):
                          f"batch={e['batch']} checksum={e['checksum'][:10]}{extra}"
                          + (f" indices={e['indices']}" if "indices" in e else ""))
     return "\n".join(lines)
+
+
+def assert_worker1_killed_and_job_went_on(job):
+    """kolorun saw worker 1 (rank 1, on 127.0.0.2 of LOOPBACK_HOSTS, one slot
+    each) die of SIGKILL, blacklisted its host (--elastic-host-failures 1) and
+    went on with the two others in round 2."""
+    assert_line(job, "kolorun: rank 1 (host 127.0.0.2) was killed by signal 9 (SIGKILL); "
+                     "host 127.0.0.2 is blacklisted for the rest of the job")
+    assert_line(job, "kolorun: round 2: 2 workers on 127.0.0.1, 127.0.0.3 "
+                     "(worker 1 (rank 1, host 127.0.0.2) failed)")
+
+
+def worker_pid(job, worker, script):
+    """The pid of the training process of elastic worker `worker`: a
+    descendant of kolorun running `script` with KOLO_ELASTIC_WORKER set."""
+    for pid in descendants(job.process.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if script in argv[1:2] and environ_of(pid).get("KOLO_ELASTIC_WORKER") == str(worker):
+            return pid
+    return None
+
+
+def kill_worker(job, worker, script, timeout=10):
+    """SIGKILLs elastic worker `worker`'s training process (waiting up to
+    `timeout` s for it to appear); fails the test if there is none."""
+    victim = None
+    deadline = time.monotonic() + timeout
+    while victim is None and time.monotonic() < deadline:
+        victim = worker_pid(job, worker, script)
+        if victim is None:
+            time.sleep(0.05)
+    assert victim is not None, f"no process of worker {worker} under kolorun\n" + job.report()
+    os.kill(victim, signal.SIGKILL)
+
+
+def assert_third_host_joined(job):
+    """kolorun saw the discovery script add 127.0.0.3 to a job on the first
+    two LOOPBACK_HOSTS, and round 2 formed with a worker on each of the three."""
+    assert_line(job, "kolorun: hosts changed (added 127.0.0.3); the workers re-form at their "
+                     "next commit")
+    assert_line(job, "kolorun: round 2: 3 workers on 127.0.0.1, 127.0.0.2, 127.0.0.3 "
+                     "(hosts changed)")

@@ -18,6 +18,7 @@ from kolo.numpy.collectives import barrier, join
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.functions import broadcast_object, allgather_object, broadcast_variables
 from kolo.tensorflow.keras import callbacks
+from kolo.tensorflow.keras import elastic  # KerasState, the state callbacks, run
 from kolo.tensorflow.keras import api as _api
 from kolo.tensorflow.keras.api import (
     DistributedOptimizer, allgather, allreduce, broadcast, broadcast_global_variables,
