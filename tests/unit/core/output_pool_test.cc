@@ -140,7 +140,8 @@ TEST(OutputPoolTest, MovedFromBlockGivesNothingBack) {
   OutputBlock a = pool->acquire(kMiB);
   std::byte* data = a.data();
   OutputBlock b = std::move(a);
-  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  // The moved-from state is the point here.
+  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move)
   EXPECT_EQ(b.data(), data);
   a = OutputBlock();
   EXPECT_EQ(pool->stats().cached_bytes, 0u);
