@@ -212,6 +212,17 @@ class Engine {
   void start_timeline(const std::string& path, bool mark_cycles = false);
   void stop_timeline();
 
+  // Memory for an out-of-place result (`bytes`, 64-byte aligned,
+  // uninitialised) from the engine's output cache, which also holds the
+  // outputs the engine allocates itself: an output freed earlier is handed
+  // out again instead of fresh memory whose pages fault in on first write.
+  // Valid while any copy of the pointer lives, also after shutdown; the
+  // last copy gives it back. The cache keeps at most KOLO_OUTPUT_CACHE bytes
+  // of freed outputs and empties at shutdown.
+  std::shared_ptr<void> allocate_output(size_t bytes);
+  // Bytes of freed outputs the cache holds now.
+  size_t cached_output_bytes() const;
+
   // Collective: stops every rank at the same cycle and fails what is still
   // pending with kAborted. Idempotent; later operations complete at once
   // with kAborted.

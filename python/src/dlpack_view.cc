@@ -104,7 +104,7 @@ py::capsule capsule_of(const py::object& source) {
 
 // Owns what a DLManagedTensor we export points to.
 struct ExportContext {
-  Handle handle;  // keeps the engine's output buffer alive
+  std::shared_ptr<const void> memory;  // keeps the engine's output alive
   std::vector<int64_t> shape;
   DLManagedTensor managed{};
 };
@@ -157,17 +157,24 @@ TensorView view_of(const py::object& source, std::optional<DataType> dtype_overr
 }
 
 DLPackArray::DLPackArray(Handle handle, DataType dtype, std::vector<int64_t> shape)
-    : handle_(std::move(handle)), dtype_(dtype), shape_(std::move(shape)) {}
+    : dtype_(dtype), shape_(std::move(shape)) {
+  auto owner = std::make_shared<const Handle>(std::move(handle));
+  memory_ = std::shared_ptr<const void>(owner, owner->data());
+}
+
+DLPackArray::DLPackArray(std::shared_ptr<const void> memory, DataType dtype,
+                         std::vector<int64_t> shape)
+    : memory_(std::move(memory)), dtype_(dtype), shape_(std::move(shape)) {}
 
 py::capsule DLPackArray::dlpack(const py::object& stream) const {
   if (!stream.is_none()) throw py::value_error("kolo: CPU arrays take no stream");
   auto context = std::make_unique<ExportContext>();
-  context->handle = handle_;
+  context->memory = memory_;
   context->shape = shape_;
   // A zero-size array still needs a non-null, aligned pointer for some
   // consumers; it is never dereferenced.
   static const int64_t kEmpty = 0;  // immutable
-  const void* data = handle_.data() != nullptr ? handle_.data() : &kEmpty;
+  const void* data = memory_.get() != nullptr ? memory_.get() : &kEmpty;
   DLTensor& t = context->managed.dl_tensor;
   t.data = const_cast<void*>(data);  // DLPack has no const; consumers may write to their copy
   t.device = {kDLCPU, 0};

@@ -7,6 +7,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -26,11 +27,17 @@ struct TensorView {
 // 0.6 as exported by torch 1.x and NumPy 1.2x has no bool type).
 TensorView view_of(const pybind11::object& source, std::optional<DataType> dtype_override);
 
-// The engine-allocated output of a finished operation (allgather, alltoall,
-// reducescatter), kept alive by the Handle it came from.
+// Engine-owned memory leaving as an array: the output of a finished
+// operation (allgather, alltoall, reducescatter), kept alive by the Handle it
+// came from, or a block of the engine's output cache for an out-of-place
+// result (Engine::allocate_output), which goes back to the cache once the
+// consumer's array and every export of it are gone.
 class DLPackArray {
  public:
   DLPackArray(Handle handle, DataType dtype, std::vector<int64_t> shape);
+  // `memory`: shares ownership of the bytes it points to (see
+  // std::shared_ptr's aliasing constructor).
+  DLPackArray(std::shared_ptr<const void> memory, DataType dtype, std::vector<int64_t> shape);
 
   pybind11::capsule dlpack(const pybind11::object& stream) const;
   pybind11::tuple dlpack_device() const;
@@ -38,7 +45,7 @@ class DLPackArray {
   std::string dtype_name() const;
 
  private:
-  Handle handle_;
+  std::shared_ptr<const void> memory_;
   DataType dtype_;
   std::vector<int64_t> shape_;
 };

@@ -271,6 +271,22 @@ void bind_engine(py::module_& m) {
             return PyHandle(e.remove_process_set(id), DataType::kUInt8);
           },
           py::arg("id"))
+      .def(
+          "allocate_output",
+          [](Engine& e, std::vector<int64_t> shape, const std::string& dtype) {
+            const DataType type = *dtype_from_name(dtype);
+            int64_t elements = 1;
+            for (int64_t d : shape) {
+              if (d < 0) throw py::value_error("kolo: an output shape has no negative sizes");
+              elements *= d;
+            }
+            const auto bytes = static_cast<size_t>(elements) * dtype_size(type);
+            return DLPackArray(e.allocate_output(bytes), type, std::move(shape));
+          },
+          py::arg("shape"), py::arg("dtype"),
+          "Memory for an out-of-place result, from the engine's output cache (see "
+          "kolo::Engine::allocate_output); uninitialised.")
+      .def_property_readonly("cached_output_bytes", &Engine::cached_output_bytes)
       .def("start_timeline", &Engine::start_timeline, py::arg("path"),
            py::arg("mark_cycles") = false)
       .def("stop_timeline", &Engine::stop_timeline)

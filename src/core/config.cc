@@ -62,6 +62,7 @@ EngineSettings read_engine_settings(const settings::Values& v) {
   e.stall_warning_time = v.duration<milliseconds>("KOLO_STALL_CHECK_TIME_SECONDS");
   e.stall_shutdown_time = v.duration<milliseconds>("KOLO_STALL_SHUTDOWN_TIME_SECONDS");
   e.backend = v.text("KOLO_BACKEND");
+  e.output_cache_bytes = v.bytes("KOLO_OUTPUT_CACHE");
   return e;
 }
 

@@ -67,6 +67,9 @@ struct EngineSettings {
   std::chrono::milliseconds stall_shutdown_time{0};
   // "auto" or a name from backends::available_backends().
   std::string backend = "auto";
+  // Freed outputs the engine keeps for reuse, at most this many bytes
+  // (core/output_pool.h); 0 frees every output at once.
+  size_t output_cache_bytes = size_t{256} << 20;
 };
 
 struct Config {

@@ -42,7 +42,9 @@ TensorArgs control_operation(std::string name) {
 }  // namespace
 
 Engine::Engine(const Config& config, EngineOptions options)
-    : config_(config), options_(std::move(options)) {
+    : config_(config),
+      options_(std::move(options)),
+      outputs_(std::make_shared<OutputPool>(config_.engine.output_cache_bytes)) {
   tuned_.fusion_threshold_mb =
       static_cast<double>(config_.engine.fusion_threshold_bytes) / (1024.0 * 1024.0);
   tuned_.cycle_time_ms = static_cast<double>(config_.engine.cycle_time.count()) / 1000.0;
@@ -289,6 +291,7 @@ void Engine::shutdown() {
   pacer_->request_shutdown();
   if (thread_.joinable()) thread_.join();
   timeline_.stop();
+  outputs_->close();
 }
 
 void Engine::loop() {
@@ -434,7 +437,7 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     return;
   }
   try {
-    Executor(fusion_buffers_, &timeline_).run(*set.backend, response, entries);
+    Executor(fusion_buffers_, *outputs_, &timeline_).run(*set.backend, response, entries);
   } catch (...) {
     // These entries already left the controller: fail them here, or their
     // handles would never complete.

@@ -29,6 +29,7 @@
 #include "core/fusion.h"
 #include "core/handle_state.h"
 #include "core/message.h"
+#include "core/output_pool.h"
 #include "core/process_set.h"
 #include "core/timeline.h"
 #include "rendezvous/store.h"
@@ -147,6 +148,10 @@ class Engine {
   // Ok while running; the root cause once the job failed.
   Status health() const KOLO_EXCLUDES(mutex_);
 
+  // The cache every output this engine allocates comes from; bindings take
+  // out-of-place outputs from it too. Closed (emptied) at shutdown.
+  OutputPool& outputs() const { return *outputs_; }
+
  private:
   struct SetCache {
     std::atomic<uint64_t> hits{0};
@@ -190,6 +195,8 @@ class Engine {
   std::shared_ptr<rendezvous::Store> store_;
   std::unique_ptr<backends::Backend> global_backend_;
   FusionBuffers fusion_buffers_;
+  // Shared with the blocks it hands out, which may outlive the engine.
+  std::shared_ptr<OutputPool> outputs_;
   Timeline timeline_;
 
   // When cycles start; shared with the handles, which may outlive the engine.

@@ -171,7 +171,7 @@ void Executor::allgather(backends::Backend& backend, const Response& response, T
   }
   HandleResult& result = entry.handle->result();
   result.shape = with_first_dim(entry.request.shape, rows);
-  result.data.resize(bytes_of(result.shape, response.dtype));
+  result.data = outputs_.acquire(bytes_of(result.shape, response.dtype));
   backend.allgatherv(entry.input, result.data.data(), counts, response.dtype);
 }
 
@@ -205,7 +205,7 @@ void Executor::alltoall(backends::Backend& backend, const Response& response, Te
   HandleResult& result = entry.handle->result();
   result.shape = with_first_dim(entry.request.shape, total_rows);
   result.received_splits = recv_rows;
-  result.data.resize(bytes_of(result.shape, response.dtype));
+  result.data = outputs_.acquire(bytes_of(result.shape, response.dtype));
   backend.alltoallv(entry.input, send_counts, result.data.data(), recv_counts, response.dtype);
 }
 
@@ -221,7 +221,7 @@ void Executor::reducescatter(backends::Backend& backend, const Response& respons
   for (int r = 0; r < n; ++r) counts.push_back(rows_of(r) * static_cast<size_t>(row));
   HandleResult& result = entry.handle->result();
   result.shape = with_first_dim(shape, static_cast<int64_t>(rows_of(backend.rank())));
-  result.data.resize(bytes_of(result.shape, response.dtype));
+  result.data = outputs_.acquire(bytes_of(result.shape, response.dtype));
   backend.reduce_scatterv(entry.input, result.data.data(), counts, response.dtype,
                           response.reduction);
 }

@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "core/fusion.h"
 #include "core/message.h"
+#include "core/output_pool.h"
 #include "core/tensor_entry.h"
 
 namespace kolo::core {
@@ -18,7 +19,8 @@ class Timeline;
 
 class Executor {
  public:
-  Executor(FusionBuffers& buffers, Timeline* timeline) : buffers_(buffers), timeline_(timeline) {}
+  Executor(FusionBuffers& buffers, OutputPool& outputs, Timeline* timeline)
+      : buffers_(buffers), outputs_(outputs), timeline_(timeline) {}
 
   // `entries` follow response.names; an empty slot is a tensor this rank
   // does not have (it joined), for which it contributes zeros. Throws the
@@ -37,6 +39,7 @@ class Executor {
   class Activity;
 
   FusionBuffers& buffers_;
+  OutputPool& outputs_;  // the outputs the engine allocates
   Timeline* timeline_;
 };
 

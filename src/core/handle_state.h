@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/thread_annotations.h"
+#include "core/output_pool.h"
 #include "kolo/status.h"
 
 namespace kolo::core {
@@ -18,8 +19,9 @@ namespace kolo::core {
 struct HandleResult {
   // Outputs whose size only negotiation knows (OutputBuffer::kEngine in
   // core/operation_table.h: allgather, alltoall, reducescatter) are
-  // allocated here.
-  std::vector<std::byte> data;
+  // allocated here, from the engine's OutputPool (uninitialised: the
+  // collective writes every byte).
+  OutputBlock data;
   std::vector<int64_t> shape;
   // Alltoall: rows received from each rank.
   std::vector<int64_t> received_splits;

@@ -123,7 +123,7 @@ std::string Handle::error() const {
 
 const void* Handle::data() const {
   const core::HandleState* s = finished();
-  return s && !s->result().data.empty() ? s->result().data.data() : nullptr;
+  return s ? s->result().data.data() : nullptr;
 }
 
 size_t Handle::nbytes() const {
@@ -296,6 +296,19 @@ void Engine::stop_timeline() {
 
 void Engine::shutdown() {
   translated([&] { core_engine().shutdown(); });
+}
+
+std::shared_ptr<void> Engine::allocate_output(size_t bytes) {
+  return translated([&] {
+    // The block lives in the control block; the pointer handed out aliases
+    // its memory, and the last copy's release returns it to the pool.
+    auto block = std::make_shared<core::OutputBlock>(core_engine().outputs().acquire(bytes));
+    return std::shared_ptr<void>(block, block->data());
+  });
+}
+
+size_t Engine::cached_output_bytes() const {
+  return core_engine().outputs().stats().cached_bytes;
 }
 
 // --- internal ------------------------------------------------------------

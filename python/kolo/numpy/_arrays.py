@@ -68,10 +68,15 @@ def engine_input(value, what="tensor"):
     return EngineArray(array, _ENGINE_DTYPES[dtype], dtype)
 
 
-def engine_output(like):
-    """A fresh array the engine writes a result of `like`'s shape and dtype into;
-    returns (user_array, array_for_the_engine), which share memory."""
-    out = np.empty(like.shape, dtype=like.dtype)
+def engine_output(like, engine):
+    """An array the engine writes a result of `like`'s shape and dtype into;
+    returns (user_array, array_for_the_engine), which share memory.
+
+    The memory comes from `engine`'s output cache rather than np.empty:
+    NumPy's allocator takes large blocks straight from mmap and unmaps them
+    on free, so every call's output would fault in fresh pages. The cache
+    hands a block out again only once no array refers to it any more."""
+    out = from_engine(engine.allocate_output(list(like.shape), like.dtype_name), like.dtype)
     return out, (out.view(np.uint8) if out.dtype == np.bool_ else out)
 
 

@@ -106,7 +106,7 @@ def _engine_outputs(sources):
 
 def _allreduce(tensor, op, prescale_factor, postscale_factor, name, process_set):
     src = _arrays.engine_input(tensor)
-    out, engine_out = _arrays.engine_output(src)
+    out, engine_out = _arrays.engine_output(src, _engine())
     handle = _engine().allreduce(
         src.array, engine_out, op=op, prescale=_scale(prescale_factor, "prescale_factor"),
         postscale=_scale(postscale_factor, "postscale_factor"), name=_name(name),
@@ -183,7 +183,7 @@ def _grouped_allreduce(tensors, op, prescale_factor, postscale_factor, name, pro
         finish = lambda _: copy_back()  # noqa: E731
     else:
         sources = _group_inputs(tensors)
-        pairs = [_arrays.engine_output(src) for src in sources]
+        pairs = [_arrays.engine_output(src, _engine()) for src in sources]
         outs = [user for user, _ in pairs]
         engine_outs = [engine for _, engine in pairs]
         finish = lambda _: outs  # noqa: E731
@@ -278,7 +278,7 @@ def _broadcast(tensor, root_rank, name, process_set, in_place):
         finish = lambda _: copy_back()[0]  # noqa: E731
     else:
         src = _arrays.engine_input(tensor)
-        out, engine_out = _arrays.engine_output(src)
+        out, engine_out = _arrays.engine_output(src, _engine())
         finish = lambda _: out  # noqa: E731
     handle = _engine().broadcast(src.array, engine_out, root=root, name=_name(name),
                                  process_set=process_set_id(process_set), dtype=src.dtype_name)

@@ -4,6 +4,7 @@ through DLPack) and how its outputs become tensors without a copy."""
 import torch
 
 from kolo.common.process_sets import process_set_id as _process_set_id
+from kolo.common.runtime import runtime
 
 # DLPack as torch 1.x exports it has no bool; bool tensors travel as their
 # uint8 bytes and the engine is told the real type.
@@ -15,10 +16,30 @@ def _require_tensor(tensor):
         raise TypeError(f"kolo: expected a torch.Tensor, got {type(tensor).__name__}")
 
 
+# torch dtype -> the engine's dtype name (src/common/types.cc).
+_ENGINE_DTYPES = {
+    torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
+    torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16",
+    torch.float32: "float32", torch.float64: "float64", torch.bool: _BOOL,
+}
+
+
 def new_output(tensor):
-    """A contiguous tensor shaped like `tensor` for an out-of-place result."""
+    """A contiguous tensor shaped like `tensor` for an out-of-place result.
+
+    Its memory comes from the engine's output cache (kolo.Engine's
+    allocate_output), not from torch's CPU allocator: that one takes large
+    blocks straight from mmap and unmaps them on free, so each call's output
+    would fault in and zero fresh pages (three times the cost of a 64 MB
+    allreduce itself). The cache hands the block out again only once torch
+    has freed every tensor over it. A tensor the engine cannot take (CUDA,
+    complex) gets torch's memory, and the collective reports the problem.
+    """
     _require_tensor(tensor)
-    return torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    name = _ENGINE_DTYPES.get(tensor.dtype)
+    if name is None or tensor.device.type != "cpu":
+        return torch.empty_like(tensor, memory_format=torch.contiguous_format)
+    return from_engine(runtime().engine().allocate_output(list(tensor.shape), name), tensor.dtype)
 
 
 def engine_view(tensor):

@@ -12,6 +12,7 @@
 
 #include "core/public_engine_internal.h"
 #include "kolo/engine.h"
+#include "public_ranks.h"
 #include "support/engine_ranks.h"
 
 namespace kolo {
@@ -20,23 +21,7 @@ namespace {
 using internal::EngineAccess;
 using namespace std::chrono_literals;
 
-// Runs body(engine, rank) on `size` public engines as threads; each rank
-// shuts down after its body returned.
-void run_public(int size, const std::function<void(Engine&, int rank)>& body,
-                std::shared_ptr<rendezvous::Store> store = nullptr) {
-  if (!store) store = std::make_shared<rendezvous::MemoryStore>();
-  std::vector<std::optional<Engine>> engines(static_cast<size_t>(size));
-  testing::run_threads(size, [&](int rank) {
-    core::EngineOptions options;
-    options.store = store;
-    engines[rank].emplace(
-        EngineAccess::create(testing::engine_config(rank, size), std::move(options)));
-  });
-  testing::run_threads(size, [&](int rank) {
-    body(*engines[rank], rank);
-    engines[rank]->shutdown();
-  });
-}
+using testing::run_public;
 
 // Bounded wait, so a broken engine fails the test instead of hanging it.
 Status await(const Handle& handle) {

@@ -126,6 +126,17 @@ inline constexpr Spec kEngineSettings[] = {
      .description = "communication backend: `auto`, `tcp` (TCP only, no shared memory) or `mpi` "
                     "(the MPI library's collectives, for fabrics TCP cannot use; ranks started by "
                     "mpirun, no rendezvous server; needs the plugin libkolo_mpi.so and libmpi)"},
+    {.name = "KOLO_OUTPUT_CACHE",
+     .kind = Kind::kSize,
+     .fallback = "256M",
+     .range = kZeroOrMore,
+     .section = kEngine,
+     .description = "freed outputs the engine keeps for the next output of a similar size, at "
+                    "most this many bytes: the outputs it allocates (allgather, alltoall, "
+                    "reducescatter) and the out-of-place results of kolo.torch and kolo.numpy "
+                    "(`out = allreduce(t)`), whose memory is then not faulted in afresh each "
+                    "call; an output is reused only once nothing refers to it. 0 frees every "
+                    "output at once"},
 
     // Autotune (core/autotune/parameter_manager.h).
     {.name = "KOLO_AUTOTUNE",
