@@ -61,12 +61,13 @@ def test_autotune_converges_to_the_known_best_region(tmp_path):
     assert all(s > 0 for s in scores), scores
     # The last row repeats the best sample.
     assert best == samples[scores.index(max(scores))], rows
-    cycle_ms, fusion_mb = float(best[4]), float(best[5])
+    cycle_ms = float(best[4])
     # Known best region: short cycles (25, 50 and 100 ms are several times
-    # slower here) and a threshold that fuses the step's 128 tensors of 1 KiB
-    # into a few collectives, not one each (a threshold near 0).
+    # slower here). The fusion threshold is not asserted: since a fused
+    # response's handles complete together, 128 unfused collectives of 1 KiB
+    # over shared memory score within noise of one fused one, so no threshold
+    # is known best for this workload.
     assert cycle_ms <= 12, rows
-    assert fusion_mb * 1024 >= 16, rows
 
     # Both ranks applied the same settings after the same cycles.
     by_rank = applied_by_rank(job.stderr)
