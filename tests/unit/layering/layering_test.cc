@@ -32,6 +32,27 @@ void PrintTo(const IncludeRule& rule, std::ostream* out) {
 const std::vector<std::string_view> kTransportInterfaces = {"transport/context.h",
                                                             "transport/shared_memory_group.h"};
 
+// Every source of libkolo and kolorun but the GPU plugins' own folders
+// (a new file of src/gpu/ goes here too).
+const std::vector<std::string_view> kLibkoloOutsideThePlugins = {"common",
+                                                                 "rendezvous",
+                                                                 "transport",
+                                                                 "collectives",
+                                                                 "backends",
+                                                                 "core",
+                                                                 "runner",
+                                                                 "gpu/device_runtime.h",
+                                                                 "gpu/cuda_plugin.h",
+                                                                 "gpu/cuda_plugin_loader.h",
+                                                                 "gpu/cuda_plugin_loader.cc",
+                                                                 "gpu/nccl_plugin.h",
+                                                                 "gpu/nccl_plugin_loader.h",
+                                                                 "gpu/nccl_plugin_loader.cc",
+                                                                 "gpu/comm_watchdog.h",
+                                                                 "gpu/comm_watchdog.cc",
+                                                                 "gpu/nccl_id_exchange.h",
+                                                                 "gpu/nccl_id_exchange.cc"};
+
 const std::vector<IncludeRule> kRules = {
     {"CollectivesUseTransportInterfaces", {"collectives"}, "transport/", kTransportInterfaces},
     {"TransportInterfacesUseNoTransport", kTransportInterfaces, "transport/", {}},
@@ -53,6 +74,16 @@ const std::vector<IncludeRule> kRules = {
     {"RunnerSeesNoBackends", {"runner"}, "backends/", {}},
     {"RunnerSeesNoTransport", {"runner"}, "transport/", {}},
     {"RunnerSeesNoCollectives", {"runner"}, "collectives/", {}},
+    // The GPU layer sits on common and rendezvous only (the store carries
+    // the NCCL ids); backends and core build on it, never the reverse.
+    {"GpuSeesNoTransport", {"gpu"}, "transport/", {}},
+    {"GpuSeesNoCollectives", {"gpu"}, "collectives/", {}},
+    {"GpuSeesNoBackends", {"gpu"}, "backends/", {}},
+    {"GpuSeesNoCore", {"gpu"}, "core/", {}},
+    // CUDA's and NCCL's headers only inside the plugins (gpu/cuda/,
+    // gpu/nccl/), which libkolo never links.
+    {"LibkoloSeesNoCuda", kLibkoloOutsideThePlugins, "cuda", {}},
+    {"LibkoloSeesNoNccl", kLibkoloOutsideThePlugins, "nccl", {}},
 };
 
 bool breaks(const IncludeRule& rule, std::string_view include) {
