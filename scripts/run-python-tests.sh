@@ -49,6 +49,8 @@ echo "== python launcher tests"
 # 1500 s: seed 002's TF-Keras script alone trains its CNN for 2 to 10 minutes
 # (test_elastic_seed_tf.py; it sets its own per-test limit).
 timeout 1500 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
+echo "== GPU tests (skipped with the reason where no GPU is usable: tests/gpu/run-on-device.sh)"
+timeout 900 "$python" -m pytest "${pytest_args[@]}" -rs tests/gpu
 echo "== fault matrix, one randomized trial per case"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/faults
 echo "== deployment tests"

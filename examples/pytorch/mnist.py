@@ -51,6 +51,9 @@ def parse_args():
     p = argument_parser(__doc__.splitlines()[0])
     p.add_argument("--fp16-allreduce", action="store_true",
                    help="compress gradients to float16 for the allreduce")
+    p.add_argument("--cuda", action="store_true",
+                   help="train on this rank's GPU (local rank modulo the devices: ranks share "
+                        "a GPU when a host has fewer GPUs than ranks)")
     return p.parse_args()
 
 
@@ -205,12 +208,12 @@ def metric_average(value, name):
     return hvd.allreduce(torch.tensor(float(value)), name=name).item()
 
 
-def evaluate(model, dataset):
+def evaluate(model, dataset, device):
     """Accuracy on the whole test set: each rank scores every size-th sample, and the
     correct counts and sample counts are summed over ranks, so the result is exact
     (a DistributedSampler would pad the last shard with repeated samples)."""
     model.eval()
-    images, labels = dataset.tensors
+    images, labels = (t.to(device) for t in dataset.tensors)
     mine = slice(hvd.rank(), None, hvd.size())
     with torch.no_grad():
         correct = (model(images[mine]).argmax(dim=1) == labels[mine]).sum().item()
@@ -228,6 +231,11 @@ def main():
     # Ranks on one host share its cores: one thread each keeps them from oversubscribing.
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
+    device = torch.device("cpu")
+    if args.cuda:
+        # Horovod: pin each rank to one GPU before any CUDA work.
+        torch.cuda.set_device(hvd.local_rank() % torch.cuda.device_count())
+        device = torch.device("cuda", torch.cuda.current_device())
 
     train_set, test_set, source, default_epochs = load_datasets(args.data_dir)
     epochs = args.epochs if args.epochs is not None else default_epochs
@@ -237,7 +245,7 @@ def main():
         train_set, num_replicas=hvd.size(), rank=hvd.rank(), shuffle=True, seed=args.seed)
     loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
 
-    model = Net(image_size=train_set.tensors[0].shape[-1])
+    model = Net(image_size=train_set.tensors[0].shape[-1]).to(device)
     # Horovod: the effective batch is size times larger, so scale the learning rate with it.
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr * hvd.size(),
                                 momentum=args.momentum)
@@ -262,6 +270,7 @@ def main():
         sampler.set_epoch(epoch)
         loss_sum = 0.0
         for images, labels in loader:
+            images, labels = images.to(device), labels.to(device)
             optimizer.zero_grad()
             loss = F.cross_entropy(model(images), labels)
             loss.backward()
@@ -274,7 +283,7 @@ def main():
         bar.set_postfix_str(f"epoch {epoch}/{epochs} loss {train_loss:.4f}", refresh=False)
     bar.close()
 
-    accuracy = evaluate(model, test_set)
+    accuracy = evaluate(model, test_set, device)
     if hvd.rank() == 0:
         print(f"test accuracy: {100 * accuracy:.1f}% ({len(test_set)} held-out images)",
               flush=True)

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "gpu_binding.h"
+
 namespace py = pybind11;
 
 namespace kolo::python {
@@ -132,12 +134,7 @@ TensorView view_of(const py::object& source, std::optional<DataType> dtype_overr
   // `source`, which the Python layer keeps alive until the handle is done.
   const auto* managed = capsule.get_pointer<DLManagedTensor>();
   const DLTensor& t = managed->dl_tensor;
-  if (t.device.device_type != kDLCPU) {
-    throw py::value_error(
-        "kolo: this Kolo build has no GPU support; move the tensor to the CPU first "
-        "(device type " +
-        std::to_string(t.device.device_type) + ")");
-  }
+  const int32_t device = engine_device(t.device);  // raises with the reason when not usable
   std::optional<DataType> dtype = from_dl(t.dtype);
   if (!dtype) throw py::type_error("kolo: unsupported tensor dtype " + describe(t.dtype));
   if (dtype_override) {
@@ -152,7 +149,7 @@ TensorView view_of(const py::object& source, std::optional<DataType> dtype_overr
   view.tensor.data = view.mutable_data;
   view.tensor.dtype = *dtype;
   view.tensor.shape.assign(t.shape, t.shape + t.ndim);
-  view.tensor.device = kCpuDevice;
+  view.tensor.device = device;
   return view;
 }
 

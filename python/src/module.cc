@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dlpack_view.h"
+#include "gpu_binding.h"
 #include "kolo/engine.h"
 #include "mpi_binding.h"
 #include "operations_binding.h"
@@ -320,5 +321,6 @@ PYBIND11_MODULE(_core, m) {
   kolo::python::bind_settings(m);
   kolo::python::bind_operations(m);
   kolo::python::bind_mpi(m);
+  kolo::python::bind_gpu(m);
   kolo::python::tf::bind_tensorflow(m);
 }

@@ -20,8 +20,12 @@ void validate_request(Request& request, const void* input, const void* output, i
   const OperationInfo& operation = operation_info(request.op);
   if (!operation.moves_data) return;
   if (request.device != kCpuDevice) {
-    fail(fmt::format("the tensor is on cuda:{}, but this Kolo was built without GPU support",
-                     request.device));
+    // The GPU path (docs/architecture.md, "GPUs") is not written yet: the
+    // binding hands CUDA tensors here only when the CUDA plugin saw a device.
+    fail(
+        fmt::format("the tensor is on cuda:{}, but Kolo's engine does not run collectives on "
+                    "CUDA tensors yet; move the tensor to the CPU",
+                    request.device));
   }
   for (int64_t dim : request.shape) {
     if (dim < 0)

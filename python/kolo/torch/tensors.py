@@ -49,9 +49,8 @@ def engine_view(tensor):
     copies only when the layout demands it.
     """
     _require_tensor(tensor)
-    if tensor.is_cuda:
-        raise ValueError("kolo: this Kolo build has no GPU support; move the tensor to the CPU "
-                         "(tensor.cpu()) or run without CUDA")
+    # A CUDA tensor goes on to kolo._core, which names what is missing (no
+    # CUDA plugin built or loadable, no device) or hands it to the engine.
     view = tensor.detach()
     if not view.is_contiguous():
         view = view.contiguous()

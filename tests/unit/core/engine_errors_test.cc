@@ -147,7 +147,7 @@ TEST(EngineErrors, CallsThatCanNeverWorkFailAtOnce) {
         engine.allreduce({"gpu", buf.data(), buf.data(), DataType::kFloat32, {4}, 0},
                          {ReduceOp::kSum});
       },
-      "without GPU support");
+      "does not run collectives on CUDA tensors yet");
   expect_invalid(
       [&] {
         engine.allreduce({"bits", buf.data(), buf.data(), DataType::kFloat32, {4}, kCpuDevice},

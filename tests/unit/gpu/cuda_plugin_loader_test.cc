@@ -11,6 +11,7 @@
 #include "gpu/cuda_plugin.h"
 #include "gpu/nccl_id_exchange.h"
 #include "gpu/nccl_plugin_loader.h"
+#include "rendezvous/memory_store.h"
 
 namespace kolo::gpu {
 namespace {
@@ -110,6 +111,19 @@ TEST(NcclPluginLoader, BuiltPluginReportsItsVersion) {
   NcclLibrary* library = load_nccl_plugin(KOLO_TEST_PLUGIN_DIR, true, &why);
   ASSERT_NE(library, nullptr) << why;
   EXPECT_EQ(library->version().rfind("NCCL 2.", 0), 0u) << library->version();
+  // ncclGetUniqueId needs no GPU (it only picks the bootstrap address), so
+  // the real id goes through the real exchange here.
+  const std::string first = library->unique_id();
+  EXPECT_EQ(first.size(), kNcclUniqueIdBytes);
+  EXPECT_NE(library->unique_id(), first);  // each communicator gets its own
+  rendezvous::MemoryStore store;
+  const std::string key = nccl_id_key(0, 1);
+  EXPECT_EQ(exchange_nccl_id(
+                store, key, 0, [&] { return first; }, std::chrono::seconds(1)),
+            first);
+  EXPECT_EQ(exchange_nccl_id(
+                store, key, 1, [] { return std::string(); }, std::chrono::seconds(1)),
+            first);
 }
 
 }  // namespace

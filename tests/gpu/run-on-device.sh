@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Issue 24's GPU tests on the GPU machine (the `device` tool's `run`), and
+# the step that prepares what the build there needs.
+#
+#   tests/gpu/run-on-device.sh prepare      here, once: downloads (apt-get
+#       download, no install) the Debian packages Kolo builds against that
+#       the GPU image lacks into .gpu-deps/ (git-ignored, a few MB)
+#   run(command="tests/gpu/run-on-device.sh", carry=[".gpu-deps"])
+#       there: unpacks them into a private prefix (never into /), builds Kolo
+#       with -DKOLO_WITH_CUDA=ON against the image's CUDA toolkit and NCCL
+#       (nvcc, cmake, ninja, pybind11 and scikit-build-core are in the image),
+#       pip-installs it into a venv over the image's python3 (torch 2.11 +
+#       CUDA 13), then runs gpu_test (C++) and tests/gpu + the refusal test
+#       (pytest). Logs and JUnit files land in $OUT.
+#
+# Why build there rather than carry a build from here: kolo._core must be
+# built for the image's Python 3.12 (this machine has 3.11), and the
+# plugins against the image's NCCL. The C++ dependencies are Debian 12's,
+# carried as .deb files and unpacked with dpkg -x.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+DEPS_DIR="$REPO/.gpu-deps"
+# Build-time packages (headers, CMake configs) and the runtime libraries
+# their .so links point at.
+PACKAGES=(libfmt-dev libfmt9 libyaml-cpp-dev libyaml-cpp0.7 libcli11-dev nlohmann-json3-dev
+          libeigen3-dev libgtest-dev libgmock-dev libdlpack-dev libssl-dev libssl3)
+
+if [[ "${1:-}" == "prepare" ]]; then
+  mkdir -p "$DEPS_DIR"
+  cd "$DEPS_DIR" && apt-get download "${PACKAGES[@]}" || exit 1
+  ls -l "$DEPS_DIR"
+  exit 0
+fi
+
+OUT=${OUT:-/tmp/kolo-gpu-out}
+mkdir -p "$OUT"
+REPORT="$OUT/report.txt"
+say() { echo "$*" | tee -a "$REPORT"; }
+run_logged() {  # name, command...: its output to $OUT/<name>.log, its status to the report
+  local name=$1
+  shift
+  "$@" >"$OUT/$name.log" 2>&1
+  local status=$?
+  say "$name: exit $status"
+  return $status
+}
+
+say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+say "commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1)"
+PYTHON=${PYTHON:-python3}
+say "python: $($PYTHON -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1)"
+say "nvcc: $(nvcc --version 2>&1 | tail -1)"
+say "compiler: $(c++ --version 2>&1 | head -1)"
+
+if ! compgen -G "$DEPS_DIR/*.deb" >/dev/null; then
+  say "no .gpu-deps/*.deb: run 'tests/gpu/run-on-device.sh prepare' first and carry .gpu-deps"
+  exit 1
+fi
+PREFIX=/tmp/kolo-deps
+mkdir -p "$PREFIX"
+for deb in "$DEPS_DIR"/*.deb; do dpkg -x "$deb" "$PREFIX"; done
+export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# NCCL: the image's (the nvidia-nccl-cu13 wheel torch uses), found next to the toolkit or there.
+NCCL_HOME=$($PYTHON -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+PREFIXES="$PREFIX/usr"
+if [[ -n "$NCCL_HOME" ]]; then
+  PREFIXES="$PREFIXES;$NCCL_HOME"
+  export LD_LIBRARY_PATH="$NCCL_HOME/lib:$LD_LIBRARY_PATH"
+  [[ -e "$NCCL_HOME/lib/libnccl.so" ]] || ln -sf libnccl.so.2 "$NCCL_HOME/lib/libnccl.so"
+fi
+say "nccl: ${NCCL_HOME:-the one next to the CUDA toolkit}"
+
+CMAKE_ARGS=(-G Ninja -DKOLO_WITH_CUDA=ON -DKOLO_BUILD_BENCH=OFF -DKOLO_MPI=OFF
+            -DCMAKE_PREFIX_PATH="$PREFIXES" -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+run_logged configure cmake -S "$REPO" -B "$REPO/build-device" "${CMAKE_ARGS[@]}" || exit 1
+run_logged build cmake --build "$REPO/build-device" -j 16 --target gpu_test kolo_cuda kolo_nccl \
+  || exit 1
+(cd "$REPO/build-device" && run_logged gpu_test ./bin/gpu_test --gtest_output="xml:$OUT/gpu_test.xml")
+
+VENV=/tmp/kolo-venv
+$PYTHON -m venv --system-site-packages "$VENV"
+PYBIND11_DIR=$($PYTHON -m pybind11 --cmakedir)
+export SKBUILD_CMAKE_ARGS="-DKOLO_WITH_CUDA=ON;-DKOLO_MPI=OFF;-DCMAKE_PREFIX_PATH=$PREFIXES;-Dpybind11_DIR=$PYBIND11_DIR"
+export CMAKE_BUILD_PARALLEL_LEVEL=16
+run_logged pip_install "$VENV/bin/pip" install --no-build-isolation --no-deps --no-index "$REPO" \
+  || exit 1
+cd "$REPO" || exit 1
+run_logged pytest timeout 1200 "$VENV/bin/python" -m pytest -v -rs -p no:cacheprovider \
+  --junitxml="$OUT/pytest.xml" tests/gpu tests/python/launcher/test_gpu_refusal.py
+say "done"
