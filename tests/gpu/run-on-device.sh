@@ -9,9 +9,10 @@
 #       there: unpacks them into a private prefix (never into /), builds Kolo
 #       with -DKOLO_WITH_CUDA=ON against the image's CUDA toolkit and NCCL
 #       (nvcc, cmake, ninja, pybind11 and scikit-build-core are in the image),
-#       pip-installs it into a venv over the image's python3 (torch 2.11 +
-#       CUDA 13), then runs gpu_test (C++) and tests/gpu + the refusal test
-#       (pytest). Logs and JUnit files land in $OUT.
+#       pip-installs it into the image's python3 (torch 2.11 + CUDA 13), then
+#       runs gpu_test (C++) and tests/gpu + the refusal test (pytest). Logs
+#       and JUnit files land in $OUT (at most 8 files come back: the report,
+#       configure/build/gpu_test/pip_install/pytest logs, two XML files).
 #
 # Why build there rather than carry a build from here: kolo._core must be
 # built for the image's Python 3.12 (this machine has 3.11), and the
@@ -62,8 +63,15 @@ PREFIX=/tmp/kolo-deps
 mkdir -p "$PREFIX"
 for deb in "$DEPS_DIR"/*.deb; do dpkg -x "$deb" "$PREFIX"; done
 export LD_LIBRARY_PATH="$PREFIX/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Debian puts OpenSSL's configuration.h under the multiarch folder, which the
+# compiler searches only under /usr.
+export CPATH="$PREFIX/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}"
 # NCCL: the image's (the nvidia-nccl-cu13 wheel torch uses), found next to the toolkit or there.
-NCCL_HOME=$($PYTHON -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+# (nvidia/nccl/ or, in CUDA 13's wheel layout, nvidia/cu13/: wherever libnccl.so.2 and nccl.h are)
+SITE=$($PYTHON -c 'import site; print(site.getsitepackages()[0])')
+NCCL_LIB=$(find "$SITE/nvidia" -name 'libnccl.so.2' 2>/dev/null | head -1)
+NCCL_HOME=${NCCL_LIB:+$(dirname "$(dirname "$NCCL_LIB")")}
+[[ -n "$NCCL_HOME" && -e "$NCCL_HOME/include/nccl.h" ]] || NCCL_HOME=""
 PREFIXES="$PREFIX/usr"
 if [[ -n "$NCCL_HOME" ]]; then
   PREFIXES="$PREFIXES;$NCCL_HOME"
@@ -79,14 +87,17 @@ run_logged build cmake --build "$REPO/build-device" -j 16 --target gpu_test kolo
   || exit 1
 (cd "$REPO/build-device" && run_logged gpu_test ./bin/gpu_test --gtest_output="xml:$OUT/gpu_test.xml")
 
-VENV=/tmp/kolo-venv
-$PYTHON -m venv --system-site-packages "$VENV"
+# Into the image's own Python environment (the one that holds torch; a venv
+# made from it would not see its packages), so kolorun lands next to
+# sys.executable where the tests look. The machine starts bare every time.
 PYBIND11_DIR=$($PYTHON -m pybind11 --cmakedir)
 export SKBUILD_CMAKE_ARGS="-DKOLO_WITH_CUDA=ON;-DKOLO_MPI=OFF;-DCMAKE_PREFIX_PATH=$PREFIXES;-Dpybind11_DIR=$PYBIND11_DIR"
 export CMAKE_BUILD_PARALLEL_LEVEL=16
-run_logged pip_install "$VENV/bin/pip" install --no-build-isolation --no-deps --no-index "$REPO" \
+run_logged pip_install "$PYTHON" -m pip install --no-build-isolation --no-deps --no-index "$REPO" \
   || exit 1
 cd "$REPO" || exit 1
-run_logged pytest timeout 1200 "$VENV/bin/python" -m pytest -v -rs -p no:cacheprovider \
+# Within the tool's 10 minutes: until the engine's CUDA path exists the tests
+# fail fast on its refusal; each has its own limit besides.
+run_logged pytest timeout 420 "$PYTHON" -m pytest -v -rs -p no:cacheprovider \
   --junitxml="$OUT/pytest.xml" tests/gpu tests/python/launcher/test_gpu_refusal.py
 say "done"
