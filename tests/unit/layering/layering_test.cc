@@ -51,7 +51,9 @@ const std::vector<std::string_view> kLibkoloOutsideThePlugins = {"common",
                                                                  "gpu/comm_watchdog.h",
                                                                  "gpu/comm_watchdog.cc",
                                                                  "gpu/nccl_id_exchange.h",
-                                                                 "gpu/nccl_id_exchange.cc"};
+                                                                 "gpu/nccl_id_exchange.cc",
+                                                                 "gpu/host_staging.h",
+                                                                 "gpu/host_staging.cc"};
 
 const std::vector<IncludeRule> kRules = {
     {"CollectivesUseTransportInterfaces", {"collectives"}, "transport/", kTransportInterfaces},
