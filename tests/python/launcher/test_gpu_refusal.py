@@ -100,3 +100,30 @@ def test_a_plugin_that_does_not_load_says_why(tmp_path):
     assert status["why_not"].startswith("Kolo's CUDA plugin (libkolo_cuda.so) does not load: "
                                         f"{copy / 'libkolo_cuda.so'}: "), status
     assert status["runtime"] == ""
+
+
+def dynamic_section(path):
+    """(needed libraries, undefined dynamic symbols) of an ELF file, by readelf."""
+    needed = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True,
+                            timeout=30, check=True).stdout
+    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(path)], capture_output=True,
+                             text=True, timeout=30, check=True).stdout
+    libraries = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", needed)
+    undefined = [line.split()[-1] for line in symbols.splitlines() if " UND " in line]
+    return libraries, undefined
+
+
+def test_kolo_itself_links_no_cuda_or_nccl():
+    # One build for machines with and without a GPU: only the plugins may
+    # need CUDA or NCCL; _core and kolorun load them when a CUDA tensor comes.
+    binaries = list(PACKAGE.glob("_core*.so")) + [PACKAGE / "bin" / "kolorun"]
+    assert len(binaries) == 2 and all(b.exists() for b in binaries), binaries
+    for binary in binaries:
+        libraries, undefined = dynamic_section(binary)
+        assert libraries, binary  # readelf read it
+        assert not [lib for lib in libraries if "cuda" in lib or "nccl" in lib], (binary,
+                                                                                 libraries)
+        assert not [sym for sym in undefined if sym.startswith(("cuda", "nccl"))], binary
+    if (PACKAGE / "libkolo_nccl.so").exists():
+        libraries, _ = dynamic_section(PACKAGE / "libkolo_nccl.so")
+        assert "libnccl.so.2" in libraries, libraries  # the plugin, and only it
