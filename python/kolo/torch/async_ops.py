@@ -66,14 +66,24 @@ def _group_views(tensors):
 def _allreduce(tensor, output, name, op, average, prescale_factor, postscale_factor,
                process_set):
     op = resolve_op(op, average)
-    src, src_ptr, shape, code = raw_view(tensor)
-    if output is tensor:
-        dst, dst_ptr = src, src_ptr
-    else:
-        dst, dst_ptr, _, _ = raw_view(output)
-    handle = _engine().allreduce_raw(src_ptr, dst_ptr, shape, code, engine_op_name(op),
+    src = raw_view(tensor)
+    dst = src if output is tensor else raw_view(output)
+    if src is None or dst is None:
+        return _allreduce_dlpack(tensor, output, name, op, prescale_factor, postscale_factor,
+                                 process_set)
+    handle = _engine().allreduce_raw(src[1], dst[1], src[2], src[3], engine_op_name(op),
                                      prescale_factor, postscale_factor, _name(name),
                                      process_set_id(process_set))
+    return _register([handle], lambda _: output, (tensor, src[0], dst[0]))
+
+
+def _allreduce_dlpack(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
+    """_allreduce for tensors raw_view leaves to DLPack (CUDA)."""
+    src, dtype = engine_view(tensor)
+    dst, _ = engine_view(output)
+    handle = _engine().allreduce(src, dst, op=engine_op_name(op), prescale=prescale_factor,
+                                 postscale=postscale_factor, name=_name(name),
+                                 process_set=process_set_id(process_set), dtype=dtype)
     return _register([handle], lambda _: output, (tensor, src, dst))
 
 
@@ -101,11 +111,26 @@ def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, pos
         return _empty_group()
     srcs = [raw_view(t) for t in tensors]
     dsts = srcs if outputs is tensors else [raw_view(o) for o in outputs]
+    if None in srcs or None in dsts:
+        return _grouped_allreduce_dlpack(tensors, outputs, name, op, prescale_factor,
+                                         postscale_factor, process_set)
     handles = _engine().grouped_allreduce_raw(
         [ptr for _, ptr, _, _ in srcs], [ptr for _, ptr, _, _ in dsts],
         [shape for _, _, shape, _ in srcs], [code for _, _, _, code in srcs],
         engine_op_name(op), prescale_factor, postscale_factor, _name(name),
         process_set_id(process_set))
+    return _register(handles, lambda _: list(outputs), (tensors, srcs, dsts))
+
+
+def _grouped_allreduce_dlpack(tensors, outputs, name, op, prescale_factor, postscale_factor,
+                              process_set):
+    """_grouped_allreduce for groups with a tensor raw_view leaves to DLPack (CUDA)."""
+    srcs, dtype = _group_views(tensors)
+    dsts = [engine_view(o)[0] for o in outputs]
+    handles = _engine().grouped_allreduce(srcs, dsts, op=engine_op_name(op),
+                                          prescale=prescale_factor, postscale=postscale_factor,
+                                          name=_name(name),
+                                          process_set=process_set_id(process_set), dtype=dtype)
     return _register(handles, lambda _: list(outputs), (tensors, srcs, dsts))
 
 

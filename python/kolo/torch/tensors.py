@@ -67,19 +67,23 @@ def engine_view(tensor):
 
 
 def raw_view(tensor):
-    """(tensor the engine reads, its data pointer, shape, dtype code).
+    """(tensor the engine reads, its data pointer, shape, dtype code), or None
+    for a CUDA tensor, which takes the DLPack path (engine_view: the device
+    travels in the capsule).
 
-    The cheap way to hand a tensor to the engine (kolo._core's
+    The cheap way to hand a CPU tensor to the engine (kolo._core's
     allreduce_raw): no DLPack export and no autograd view, a few hundred
     nanoseconds where engine_view costs microseconds, which is what a step of
     many small gradients pays per tensor. A non-contiguous tensor is copied;
     the caller keeps the returned tensor alive until the handle completes.
     """
     code = _ENGINE_CODES.get(getattr(tensor, "dtype", None))
-    if code is None or not tensor.is_cpu:
-        view, _ = engine_view(tensor)  # the DLPack path's errors: not a tensor, CUDA
-        if code is None:
-            raise TypeError(f"kolo: unsupported tensor dtype {str(tensor.dtype)[6:]}")
+    if code is None:
+        _require_tensor(tensor)
+        raise TypeError(f"kolo: unsupported tensor dtype {str(tensor.dtype)[6:]}")
+    if not tensor.is_cpu:
+        if tensor.is_cuda:
+            return None
         raise ValueError(f"kolo: tensors on device {tensor.device} are not supported; move "
                          "the tensor to the CPU first")
     if not tensor.is_contiguous():
