@@ -16,6 +16,9 @@
 #include "kolo/engine.h"
 #include "mpi_binding.h"
 #include "operations_binding.h"
+#include "parse_names.h"
+#include "py_handle.h"
+#include "raw_binding.h"
 #include "settings_binding.h"
 #include "status_to_python.h"
 #include "tensorflow/tf_bridge.h"
@@ -24,65 +27,6 @@ namespace py = pybind11;
 
 namespace kolo::python {
 namespace {
-
-std::optional<DataType> dtype_from_name(const std::optional<std::string>& name) {
-  if (!name) return std::nullopt;
-  std::optional<DataType> dtype = parse_dtype(*name);
-  if (!dtype) throw py::value_error("kolo: unknown dtype '" + *name + "'");
-  return dtype;
-}
-
-ReduceOp reduce_op_from_name(const std::string& name) {
-  std::optional<ReduceOp> op = parse_reduce_op(name);
-  if (!op) throw py::value_error("kolo: unknown reduce op '" + name + "'");
-  return *op;
-}
-
-// A finished or running operation plus what is needed to hand its output out.
-class PyHandle {
- public:
-  PyHandle(Handle handle, DataType dtype) : handle_(std::move(handle)), dtype_(dtype) {}
-
-  bool is_completed() const { return handle_.isCompleted(); }
-
-  // Waits with the GIL released, in short slices so Ctrl-C still reaches
-  // Python. Returns false if `timeout_seconds` passed first.
-  bool wait(std::optional<double> timeout_seconds) const {
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
-    constexpr auto kSlice = std::chrono::milliseconds(100);
-    for (;;) {
-      auto slice = kSlice;
-      if (timeout_seconds) {
-        const auto left = std::chrono::duration<double>(*timeout_seconds) - (Clock::now() - start);
-        if (left <= std::chrono::duration<double>::zero()) return handle_.isCompleted();
-        slice = std::min(kSlice, std::chrono::duration_cast<std::chrono::milliseconds>(left) +
-                                     std::chrono::milliseconds(1));
-      }
-      bool done = false;
-      {
-        py::gil_scoped_release release;
-        done = handle_.wait(slice);
-      }
-      if (done) return true;
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    }
-  }
-
-  // Raises KoloInternalError if the operation failed; must be finished.
-  void check() const { raise_if_error(handle_.status()); }
-
-  DLPackArray output() const {
-    check();
-    return DLPackArray(handle_, dtype_, handle_.shape());
-  }
-  std::vector<int64_t> received_splits() const { return handle_.received_splits(); }
-  int64_t value() const { return handle_.value(); }
-
- private:
-  Handle handle_;
-  DataType dtype_;
-};
 
 std::vector<PyHandle> wrap(std::vector<Handle> handles, const std::vector<TensorView>& views) {
   std::vector<PyHandle> wrapped;
@@ -114,7 +58,8 @@ ReduceOptions reduce_options(const std::string& op, double prescale, double post
 }
 
 void bind_engine(py::module_& m) {
-  py::class_<Engine>(m, "Engine")
+  py::class_<Engine> engine(m, "Engine");
+  engine
       .def(py::init([](std::vector<std::vector<int>> process_sets, std::vector<int> mpi_ranks,
                        uintptr_t mpi_comm_address) {
              py::gil_scoped_release release;  // rendezvous blocks until peers arrive
@@ -292,12 +237,14 @@ void bind_engine(py::module_& m) {
            py::arg("mark_cycles") = false)
       .def("stop_timeline", &Engine::stop_timeline)
       .def("shutdown", &Engine::shutdown, py::call_guard<py::gil_scoped_release>());
+  bind_raw_operations(m, engine);
 }
 
 void bind_handle(py::module_& m) {
   py::class_<PyHandle>(m, "Handle")
       .def("is_completed", &PyHandle::is_completed)
       .def("wait", &PyHandle::wait, py::arg("timeout") = py::none())
+      .def("wait_succeeded", &PyHandle::wait_succeeded)
       .def("check", &PyHandle::check)
       .def("output", &PyHandle::output)
       .def_property_readonly("received_splits", &PyHandle::received_splits)

@@ -140,6 +140,8 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
   std::shared_ptr<ProcessSet> set = member_set(process_set);
   std::vector<TensorEntry> entries;
   std::vector<Handle> handles;
+  entries.reserve(tensors.size());
+  handles.reserve(tensors.size());
   std::string group;
   for (auto& tensor : tensors) {
     TensorEntry entry;
@@ -149,9 +151,9 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
         tensor.name.empty()
             ? fmt::format("{}.noname.{}", op_type_name(op),
                           ++set->unnamed_counters.under(mutex_)[static_cast<int>(op)])
-            : tensor.name;
+            : std::move(tensor.name);
     entry.request.dtype = tensor.dtype;
-    entry.request.shape = tensor.shape;
+    entry.request.shape = std::move(tensor.shape);
     entry.request.device = tensor.device;
     validate_request(entry.request, tensor.input, tensor.output,
                      static_cast<int>(set->ranks.size()));

@@ -18,13 +18,14 @@ class PendingOperation:
     ones), the buffers they use, and `finish(handles) -> result`, called once
     all of them succeeded. Built by Runtime.operation()."""
 
-    __slots__ = ("_handles", "_buffers", "_finish", "_interrupted")
+    __slots__ = ("_handles", "_buffers", "_finish", "_interrupted", "_failed")
 
     def __init__(self, handles, buffers, finish, interrupted):
         self._handles = list(handles)
         self._buffers = buffers
         self._finish = finish
         self._interrupted = interrupted
+        self._failed = None  # unknown until wait() saw every handle finish
 
     def is_completed(self):
         """True once the engine is done with every handle (successfully or not)."""
@@ -35,16 +36,20 @@ class PendingOperation:
         wait leaves the operation, buffers included, with the runtime's
         interrupted operations until the engine is done with it."""
         try:
+            failed = False
             for handle in self._handles:
-                handle.wait(None)
+                if not handle.wait_succeeded():
+                    failed = True
+            self._failed = failed
         except BaseException:
             self._interrupted.keep(self)
             raise
 
     def outcome(self):
         """The result of a finished operation; raises KoloInternalError if it failed."""
-        for handle in self._handles:
-            handle.check()
+        if self._failed is not False:
+            for handle in self._handles:
+                handle.check()
         return None if self._finish is None else self._finish(self._handles)
 
     def result(self):

@@ -182,6 +182,15 @@ class Runtime:
         self._interrupted.drop_finished()
         return PendingOperation(handles, buffers, finish, self._interrupted)
 
+    def register_operation(self, handles, buffers, finish, owner):
+        """register(operation(handles, buffers, finish), owner) in one call:
+        the async ops' hot path, paid once per gradient of a backward pass."""
+        interrupted = self._interrupted
+        interrupted.drop_finished()
+        key = next(self._next_handle)
+        self._handles[key] = (owner, PendingOperation(handles, buffers, finish, interrupted))
+        return key
+
     def register(self, operation, owner):
         """Stores `operation` under a new integer handle (the async API);
         `owner` names the module (kolo.torch, kolo.numpy) whose poll and
@@ -197,9 +206,13 @@ class Runtime:
         """Waits for the operation behind handle `key` and returns its result
         or raises its error; the handle is spent then. After an interrupted
         wait the handle stays valid, so it can be synchronized again."""
-        operation = self._registered(key, owner)
+        # The lookup of _registered, inlined: this runs once per gradient.
+        entry = self._handles.get(key)
+        if entry is None or entry[0] != owner:
+            self._registered(key, owner)  # raises the right error
+        operation = entry[1]
         operation.wait()
-        self.release(key)
+        self._handles.pop(key, None)
         return operation.outcome()
 
     def release(self, key):

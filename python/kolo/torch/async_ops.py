@@ -11,7 +11,7 @@ from kolo.common.pending import engine_value
 from kolo.common.process_sets import process_set_id
 from kolo.common.reduce_ops import Average, engine_op_name, resolve_op
 from kolo.common.runtime import runtime
-from kolo.torch.tensors import check_writable, engine_view, from_engine, new_output
+from kolo.torch.tensors import check_writable, engine_view, from_engine, new_output, raw_view
 
 _GLOBAL = 0
 _OWNER = "kolo.torch"
@@ -21,7 +21,7 @@ def _register(handles, finish, keep):
     """The integer handle of an operation whose `handles` the engine just
     enqueued; `keep`: every tensor it reads or writes, `finish(handles)` its
     result."""
-    return runtime().register(runtime().operation(handles, keep, finish), _OWNER)
+    return runtime().register_operation(handles, keep, finish, _OWNER)
 
 
 def _engine():
@@ -66,6 +66,19 @@ def _group_views(tensors):
 def _allreduce(tensor, output, name, op, average, prescale_factor, postscale_factor,
                process_set):
     op = resolve_op(op, average)
+    src = raw_view(tensor)
+    dst = src if output is tensor else raw_view(output)
+    if src is None or dst is None:
+        return _allreduce_dlpack(tensor, output, name, op, prescale_factor, postscale_factor,
+                                 process_set)
+    handle = _engine().allreduce_raw(src[1], dst[1], src[2], src[3], engine_op_name(op),
+                                     prescale_factor, postscale_factor, _name(name),
+                                     process_set_id(process_set))
+    return _register([handle], lambda _: output, (tensor, src[0], dst[0]))
+
+
+def _allreduce_dlpack(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
+    """_allreduce for tensors raw_view leaves to DLPack (CUDA)."""
     src, dtype = engine_view(tensor)
     dst, _ = engine_view(output)
     handle = _engine().allreduce(src, dst, op=engine_op_name(op), prescale=prescale_factor,
@@ -96,6 +109,22 @@ def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, pos
     _check_group(tensors)
     if not tensors:
         return _empty_group()
+    srcs = [raw_view(t) for t in tensors]
+    dsts = srcs if outputs is tensors else [raw_view(o) for o in outputs]
+    if None in srcs or None in dsts:
+        return _grouped_allreduce_dlpack(tensors, outputs, name, op, prescale_factor,
+                                         postscale_factor, process_set)
+    handles = _engine().grouped_allreduce_raw(
+        [ptr for _, ptr, _, _ in srcs], [ptr for _, ptr, _, _ in dsts],
+        [shape for _, _, shape, _ in srcs], [code for _, _, _, code in srcs],
+        engine_op_name(op), prescale_factor, postscale_factor, _name(name),
+        process_set_id(process_set))
+    return _register(handles, lambda _: list(outputs), (tensors, srcs, dsts))
+
+
+def _grouped_allreduce_dlpack(tensors, outputs, name, op, prescale_factor, postscale_factor,
+                              process_set):
+    """_grouped_allreduce for groups with a tensor raw_view leaves to DLPack (CUDA)."""
     srcs, dtype = _group_views(tensors)
     dsts = [engine_view(o)[0] for o in outputs]
     handles = _engine().grouped_allreduce(srcs, dsts, op=engine_op_name(op),
@@ -118,7 +147,7 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
     _check_group(tensors)
     for t in tensors:
         check_writable(t, "grouped_allreduce_async_")
-    return _grouped_allreduce(tensors, list(tensors), name, op, average, prescale_factor,
+    return _grouped_allreduce(tensors, tensors, name, op, average, prescale_factor,
                               postscale_factor, process_set)
 
 

@@ -3,6 +3,7 @@ through DLPack) and how its outputs become tensors without a copy."""
 
 import torch
 
+from kolo import _core
 from kolo.common.process_sets import process_set_id as _process_set_id
 from kolo.common.runtime import runtime
 
@@ -22,6 +23,11 @@ _ENGINE_DTYPES = {
     torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16",
     torch.float32: "float32", torch.float64: "float64", torch.bool: _BOOL,
 }
+
+
+# torch dtype -> the engine's dtype code, for the engine's *_raw entry points
+# (bool included: they take the real type, so no uint8 view is needed).
+_ENGINE_CODES = {dtype: _core.dtype_code(name) for dtype, name in _ENGINE_DTYPES.items()}
 
 
 def new_output(tensor):
@@ -57,6 +63,31 @@ def engine_view(tensor):
     if view.dtype == torch.bool:
         return view.view(torch.uint8), _BOOL
     return view, None
+
+
+def raw_view(tensor):
+    """(tensor the engine reads, its data pointer, shape, dtype code), or None
+    for a CUDA tensor, which takes the DLPack path (engine_view: the device
+    travels in the capsule).
+
+    The cheap way to hand a CPU tensor to the engine (kolo._core's
+    allreduce_raw): no DLPack export and no autograd view, a few hundred
+    nanoseconds where engine_view costs microseconds, which is what a step of
+    many small gradients pays per tensor. A non-contiguous tensor is copied;
+    the caller keeps the returned tensor alive until the handle completes.
+    """
+    code = _ENGINE_CODES.get(getattr(tensor, "dtype", None))
+    if code is None:
+        _require_tensor(tensor)
+        raise TypeError(f"kolo: unsupported tensor dtype {str(tensor.dtype)[6:]}")
+    if not tensor.is_cpu:
+        if tensor.is_cuda:
+            return None
+        raise ValueError(f"kolo: tensors on device {tensor.device} are not supported; move "
+                         "the tensor to the CPU first")
+    if not tensor.is_contiguous():
+        tensor = tensor.contiguous()
+    return tensor, tensor.data_ptr(), tensor.shape, code
 
 
 def check_writable(tensor, what):

@@ -44,6 +44,23 @@ class PartList {
              n * element_);
     });
   }
+  // Whether every part under elements [first, first + count) has an input
+  // (a part without one reads as zeros).
+  bool inputs_present(size_t first, size_t count) const {
+    bool present = true;
+    visit(first, count, [&](const FusedPart& p, size_t, size_t, size_t) {
+      present = present && p.input != nullptr;
+    });
+    return present;
+  }
+  // fn(input, elements, elements done before) for the pieces of inputs
+  // [first, first + count), each lying in one part; inputs_present() first.
+  template <typename Fn>
+  void visit_inputs(size_t first, size_t count, Fn&& fn) const {
+    visit(first, count, [&](const FusedPart& p, size_t at, size_t n, size_t done) {
+      fn(static_cast<const std::byte*>(p.input) + at * element_, n, done);
+    });
+  }
   // Where elements [first, first + count) lie whole in one part's input or
   // output; null when they span parts or the part has none.
   const std::byte* contiguous_input(size_t first, size_t count) const {

@@ -5,8 +5,9 @@
 // A round covers, for every member j, chunk k of shard j. Its phases, each
 // ended by advance():
 //   1. copy: member r puts chunk k of every shard j != r into sub-block j of
-//      its slot (and its own chunk too when it spans parts or needs
-//      prescaling; else it is read where it is);
+//      its slot (and its own chunk too when it needs prescaling or has a
+//      part without input; else it is read where it lies, piece by piece
+//      when it spans parts);
 //   2. reduce: r combines its own chunk with sub-block r of every other
 //      member's slot, into sub-block r of its own slot (allreduce) or
 //      straight into the output when that is contiguous (reduce-scatter);
@@ -55,9 +56,12 @@ void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType d
     std::byte* mine = group.slot(r, buffer);
     const size_t length = layout.chunk_count(r, k);
     const size_t begin = layout.chunk_begin(r, k);
-    const std::byte* own = prescale == 1.0 ? list.contiguous_input(begin, length) : nullptr;
+    // This member's own chunk is read where it lies, in one part or in the
+    // pieces of several (a fused step of small tensors), unless it must be
+    // prescaled first or a piece has no input (it reads as zeros).
+    const bool own_in_place = prescale == 1.0 && list.inputs_present(begin, length);
     for (int j = 0; j < n; ++j) {
-      if (j == r && own != nullptr) continue;
+      if (j == r && own_in_place) continue;
       std::byte* sub = mine + layout.sub_block(j);
       list.read(layout.chunk_begin(j, k), layout.chunk_count(j, k), sub);
       reduce::scale(sub, layout.chunk_count(j, k), dtype, prescale);
@@ -69,7 +73,7 @@ void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType d
     // own outputs (so its gather copies only the peers' chunks).
     std::byte* direct = gather ? nullptr : list.contiguous_output(begin, length);
     std::byte* dst = direct != nullptr ? direct : mine + layout.sub_block(r);
-    const std::byte* first = own != nullptr ? own : mine + layout.sub_block(r);
+    const std::byte* copied_own = mine + layout.sub_block(r);
     const size_t tile = std::max<size_t>(1, group.tile_bytes() / layout.element);
     for (size_t at = 0; at < length; at += tile) {
       const size_t count = std::min(tile, length - at);
@@ -80,8 +84,15 @@ void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType d
         const std::byte* theirs = group.slot(q, buffer) + layout.sub_block(r) + offset;
         if (combined) {
           reduce::reduce_into(dst + offset, theirs, count, dtype, op);
+        } else if (own_in_place) {
+          list.visit_inputs(
+              begin + at, count, [&](const std::byte* in, size_t pieces, size_t done) {
+                const size_t skip = done * layout.element;
+                reduce::reduce(dst + offset + skip, in, theirs + skip, pieces, dtype, op);
+              });
+          combined = true;
         } else {
-          reduce::reduce(dst + offset, first + offset, theirs, count, dtype, op);
+          reduce::reduce(dst + offset, copied_own + offset, theirs, count, dtype, op);
           combined = true;
         }
       }

@@ -151,6 +151,45 @@ TEST_P(ShmBackendTest, FusedPartsInPlaceOrThroughTheDefault) {
     }
 }
 
+TEST_P(ShmBackendTest, ManySmallPartsAreReadWhereTheyLie) {
+  // A fused step of many small tensors: most chunks of the (small) slots
+  // span several parts, which each member reads in place, piece by piece.
+  // In place (output = input) and into separate outputs.
+  const int n = size();
+  std::vector<size_t> counts;
+  size_t total = 0;
+  for (size_t i = 0; i < 200; ++i) {
+    counts.push_back(1 + (i * 7) % 37);
+    total += counts.back();
+  }
+  for (DataType type : {DataType::kFloat32, DataType::kFloat64, DataType::kInt32})
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMin, ReduceOp::kAverage})
+      for (bool in_place : {false, true}) {
+        std::vector<Bytes> inputs;
+        for (int r = 0; r < n; ++r) inputs.push_back(make_input(type, op, total, r, ++salt_));
+        const Bytes expected = reference_reduce(type, op, inputs, 1.0, 1.0);
+        std::vector<Bytes> results(n);
+        ASSERT_EQ(run_backends(backends_,
+                               [&](backends::Backend& b) {
+                                 const int r = b.rank();
+                                 const size_t e = dtype_size(type);
+                                 results[r] = in_place ? inputs[r] : Bytes(total * e, 0xcd);
+                                 auto* in = in_place ? results[r].data() : inputs[r].data();
+                                 std::vector<backends::FusedPart> parts;
+                                 size_t at = 0;
+                                 for (size_t c : counts) {
+                                   parts.push_back({in + at * e, results[r].data() + at * e, c});
+                                   at += c;
+                                 }
+                                 b.allreduce_parts(parts, type, {op, 1.0, 1.0});
+                               }),
+                  "");
+        for (int r = 0; r < n; ++r)
+          EXPECT_TRUE(results[r] == expected) << dtype_name(type) << " " << reduce_op_name(op)
+                                              << (in_place ? " in place" : "") << " rank " << r;
+      }
+}
+
 TEST_P(ShmBackendTest, ReduceScatterEvenAndUnevenShards) {
   // Even shards (the reduce_scatter layout: shared memory on one host, many
   // rounds of the small slots at 5003 and 99991) and uneven ones (through
