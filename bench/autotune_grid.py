@@ -4,6 +4,7 @@ PyTorch benchmark (examples/pytorch/synthetic_benchmark.py), both on NP
 local ranks.
 
     python bench/autotune_grid.py engine [--rounds 3]
+    python bench/autotune_grid.py engine --tensors 16 --tensor-bytes 4M --backend tcp
     python bench/autotune_grid.py torch [--rounds 3]
 
 Each configuration runs --rounds times, interleaved with the others (so a
@@ -45,8 +46,10 @@ def run(cmd, env):
 
 def engine_case(args, env, warmup):
     bench = find("kolo-bench", [os.path.join(ROOT, "build", "bin", "kolo-bench")])
-    out = run([bench, "-np", str(args.np), "engine", "-n", str(args.iters), "-w", str(warmup)],
-              env)
+    shape = ["--tensors", str(args.tensors)] if args.tensors else []
+    shape += ["--tensor-bytes", args.tensor_bytes] if args.tensor_bytes else []
+    out = run([bench, "-np", str(args.np), "engine", "-n", str(args.iters), "-w", str(warmup),
+               *shape], env)
     step_us = float(re.search(r"engine \(many tensors\)\s+([\d.]+)", out).group(1))
     return step_us, out
 
@@ -74,6 +77,11 @@ def main():
                    help="grid of fusion thresholds (MiB), comma-separated")
     p.add_argument("--cycle-ms", default=",".join(map(str, CYCLE_MS)),
                    help="grid of cycle times (ms), comma-separated")
+    p.add_argument("--tensors", type=int, default=None,
+                   help="engine: tensors per step (kolo-bench's default otherwise)")
+    p.add_argument("--tensor-bytes", default=None, help="engine: bytes per tensor, e.g. 4M")
+    p.add_argument("--backend", default=None,
+                   help="KOLO_BACKEND for every run, e.g. tcp (as between hosts)")
     p.add_argument("--autotune-args", default=None,
                    help="KOLO_AUTOTUNE_* overrides, as NAME=VALUE,NAME=VALUE")
     args = p.parse_args()
@@ -92,10 +100,12 @@ def main():
         name, value = item.split("=", 1)
         tune_env[name] = value
 
-    configs = {"defaults": {}}
+    base_env = {"KOLO_BACKEND": args.backend} if args.backend else {}
+    tune_env.update(base_env)
+    configs = {"defaults": dict(base_env)}
     for f in fusion_grid:
         for c in cycle_grid:
-            configs[f"grid {f} MiB / {c} ms"] = {"KOLO_FUSION_THRESHOLD": f"{f}M",
+            configs[f"grid {f} MiB / {c} ms"] = {**base_env, "KOLO_FUSION_THRESHOLD": f"{f}M",
                                                  "KOLO_CYCLE_TIME": str(c)}
     results = {name: [] for name in configs}
     results["autotune"] = []

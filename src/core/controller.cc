@@ -228,6 +228,19 @@ void Controller::remember(const Request& request, const Response& response, size
   if (!ResponseCache::cacheable(request) || response.kind != Response::Kind::kRun) return;
   if (cache_.peek(request).state == ResponseCache::State::kHit) return;
   cache_.put(request, single_tensor(response, index));
+  // A full cache gave this tensor the least recently used slot. A tensor
+  // this rank waits on as a hit in that slot would now set a bit that
+  // means this one, while the ranks that enqueue it later miss and ask the
+  // coordinator: it would wait for ever (a step of more tensors than the
+  // cache holds hung so). It goes to the coordinator too.
+  const uint32_t slot = cache_.peek(request).slot;
+  if (auto it = pending_hits_.find(slot); it != pending_hits_.end() && it->second != request.name) {
+    const TensorEntry& entry = pending_.at(it->second);
+    Request waiting = entry.request;
+    waiting.age_us = micros_between(entry.enqueued, Clock::now());
+    to_send_.push_back(std::move(waiting));
+    pending_hits_.erase(it);
+  }
 }
 
 std::string Controller::describe_pending() const {

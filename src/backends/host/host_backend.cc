@@ -77,8 +77,7 @@ void HostBackend::allreduce(const void* send, void* recv, size_t count, DataType
                             const Reduction& reduction) {
   const transport::Tag tag = next_tag();
   if (reduction.op == ReduceOp::kAdasum) {
-    // Point-to-point messages over the TCP mesh, whatever the topology.
-    collectives::adasum_allreduce(*context_, tag, {FusedPart{send, recv, count}}, dtype, reduction);
+    adasum({FusedPart{send, recv, count}}, dtype, reduction, tag);
     return;
   }
   // A forced algorithm (KOLO_ALLREDUCE_ALGORITHM) names a TCP one.
@@ -99,6 +98,21 @@ void HostBackend::allreduce(const void* send, void* recv, size_t count, DataType
   collectives::allreduce(*context_, tag, send, recv, count, dtype, reduction, options_);
 }
 
+void HostBackend::adasum(const std::vector<FusedPart>& parts, DataType dtype,
+                         const Reduction& reduction, transport::Tag tag) {
+  if (can_use_shm_alone(topology_)) {
+    // Refused before the segment is touched: a bad group size is the
+    // caller's error, not a reason to abort the job's connections.
+    if (const auto problem = collectives::adasum_size_problem(size()); !problem.empty())
+      throw InvalidArgument(problem);
+    on_shared_memory([&] { shm_adasum(topology_, parts, dtype, reduction); });
+    return;
+  }
+  // Several hosts: the TCP mesh, also between the ranks of one host (the
+  // algorithm's levels do not follow hosts).
+  collectives::adasum_allreduce(*context_, tag, parts, dtype, reduction);
+}
+
 bool HostBackend::reduces_parts_in_place(DataType dtype, const Reduction& reduction) const {
   if (reduction.op == ReduceOp::kAdasum) return true;  // fused per tensor in adasum_allreduce
   return can_use_shm_alone(topology_) &&
@@ -108,7 +122,7 @@ bool HostBackend::reduces_parts_in_place(DataType dtype, const Reduction& reduct
 void HostBackend::allreduce_parts(const std::vector<FusedPart>& parts, DataType dtype,
                                   const Reduction& reduction) {
   if (reduction.op == ReduceOp::kAdasum) {
-    collectives::adasum_allreduce(*context_, next_tag(), parts, dtype, reduction);
+    adasum(parts, dtype, reduction, next_tag());
     return;
   }
   if (!reduces_parts_in_place(dtype, reduction)) {

@@ -72,6 +72,10 @@ class HostBackend : public Backend {
   // gives each operation the same, fresh tag on every rank.
   transport::Tag next_tag() { return next_tag_++; }
   std::vector<std::string> gather_bytes_on_host(int root, const std::string& mine);
+  // Adasum of the parts: through the segment when every rank is on this
+  // host, else over the TCP mesh. `tag` is the operation's.
+  void adasum(const std::vector<FusedPart>& parts, DataType dtype, const Reduction& reduction,
+              transport::Tag tag);
   // Runs a shared-memory path; its failure also aborts the TCP context, so
   // ranks on other hosts hear the root cause instead of waiting.
   template <typename Body>

@@ -61,6 +61,11 @@ void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts
                                     collectives::result_scale(reduce, size));
 }
 
+void shm_adasum(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
+                const Reduction& reduce) {
+  collectives::shm::adasum_allreduce(*topo.shm, parts, dtype, reduce);
+}
+
 void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* send, void* recv,
                             size_t count, DataType dtype, const Reduction& reduce, int size,
                             const collectives::CollectiveOptions& options) {

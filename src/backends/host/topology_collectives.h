@@ -31,6 +31,9 @@ void shm_allreduce_parts(HostTopology& topo, const std::vector<FusedPart>& parts
 // reduction of count elements, into `shard`.
 void shm_reduce_scatter(HostTopology& topo, const void* send, void* shard, size_t count,
                         DataType dtype, const Reduction& reduce, int size);
+// Adasum through the host's segment (every rank on one host).
+void shm_adasum(HostTopology& topo, const std::vector<FusedPart>& parts, DataType dtype,
+                const Reduction& reduce);
 void hierarchical_allreduce(HostTopology& topo, transport::Tag tag, const void* send, void* recv,
                             size_t count, DataType dtype, const Reduction& reduce, int size,
                             const collectives::CollectiveOptions& options);

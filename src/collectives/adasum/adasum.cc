@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "collectives/adasum/adasum_kernels.h"
+#include "collectives/adasum/adasum_links.h"
 #include "collectives/algorithm_util.h"
 #include "collectives/reduce/reduce.h"
 #include "common/check.h"
@@ -45,36 +46,46 @@ std::pair<Counts, Counts> split_at(const Counts& counts, size_t boundary) {
   return {std::move(front), std::move(back)};
 }
 
-// Sends send_bytes to `peer` while receiving recv_bytes from it. Both sides
-// know both lengths, so an empty direction is skipped on both.
-void exchange(Context& ctx, Tag tag, int peer, const void* send, size_t send_bytes, void* recv,
-              size_t recv_bytes) {
-  std::unique_ptr<transport::Request> received, sent;
-  if (recv_bytes > 0) received = ctx.irecv(peer, tag, recv, recv_bytes);
-  if (send_bytes > 0) sent = ctx.isend(peer, tag, send, send_bytes);
-  if (sent) sent->wait();
-  if (received) received->wait();
-}
+// Point-to-point messages: any transport, any backend. Every call of an
+// operation uses its one tag; messages between a pair stay in order.
+class ContextLinks final : public adasum::Links {
+ public:
+  ContextLinks(Context& ctx, Tag tag) : ctx_(ctx), tag_(tag) {}
+  int rank() const override { return ctx_.rank(); }
+  int size() const override { return ctx_.size(); }
 
-// Sums `values` over the `group` ranks (a power of two) whose ranks differ
-// from this one only in the bits below `group`, by recursive doubling. The
-// two partners of each step add the same two vectors in opposite order,
-// which gives the same bits, so every member ends with identical sums.
-void sum_within_group(Context& ctx, Tag tag, std::vector<double>& values, int group) {
-  const size_t bytes = values.size() * sizeof(double);
-  std::vector<double> theirs(values.size());
-  for (int distance = 1; distance < group; distance <<= 1) {
-    exchange(ctx, tag, ctx.rank() ^ distance, values.data(), bytes, theirs.data(), bytes);
-    for (size_t i = 0; i < values.size(); ++i) values[i] += theirs[i];
+  // Both sides know both lengths, so an empty direction is skipped on both.
+  void exchange(int peer, const void* send, size_t send_bytes, void* recv, size_t recv_bytes,
+                size_t /*bound_bytes*/) override {
+    std::unique_ptr<transport::Request> received, sent;
+    if (recv_bytes > 0) received = ctx_.irecv(peer, tag_, recv, recv_bytes);
+    if (send_bytes > 0) sent = ctx_.isend(peer, tag_, send, send_bytes);
+    if (sent) sent->wait();
+    if (received) received->wait();
   }
-}
+
+  // Recursive doubling: the two partners of each step add the same two
+  // vectors in opposite order, which gives the same bits.
+  void sum_within_group(std::vector<double>& values, int group) override {
+    const size_t bytes = values.size() * sizeof(double);
+    std::vector<double> theirs(values.size());
+    for (int distance = 1; distance < group; distance <<= 1) {
+      exchange(ctx_.rank() ^ distance, values.data(), bytes, theirs.data(), bytes, bytes);
+      for (size_t i = 0; i < values.size(); ++i) values[i] += theirs[i];
+    }
+  }
+
+ private:
+  Context& ctx_;
+  Tag tag_;
+};
 
 // One level's combination: `mine` (the half this rank kept) becomes
 // adasum(mine, theirs) tensor by tensor, with the dot products and norms
 // summed over the `group` ranks that hold the two vectors between them.
 // `left` says whether this rank's vector is the pair's left operand; the
 // norms are exchanged as (left, right) so every member reads the same ones.
-void combine_halves(Context& ctx, Tag tag, std::byte* mine, const std::byte* theirs,
+void combine_halves(adasum::Links& links, std::byte* mine, const std::byte* theirs,
                     const Counts& counts, DataType dtype, bool left, int group) {
   const size_t element = dtype_size(dtype);
   std::vector<double> sums(3 * counts.size());
@@ -86,7 +97,7 @@ void combine_halves(Context& ctx, Tag tag, std::byte* mine, const std::byte* the
     sums[3 * i + 2] = left ? s.b_norm_sq : s.a_norm_sq;
     offset += counts[i] * element;
   }
-  sum_within_group(ctx, tag, sums, group);
+  links.sum_within_group(sums, group);
   offset = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
     const double dot = sums[3 * i];
@@ -98,10 +109,18 @@ void combine_halves(Context& ctx, Tag tag, std::byte* mine, const std::byte* the
   }
 }
 
+// The most elements any rank sends or receives in one exchange at `level`
+// (both going down and coming back): windows are halved with the larger
+// half second, so after k halvings none is longer than ceil(total / 2^k).
+size_t exchange_bound(size_t total, int level) {
+  const size_t parts = 2 * static_cast<size_t>(level);
+  return (total + parts - 1) / parts;
+}
+
 // Adasum of every rank's `data` (the fused tensors, `counts` each), in place.
-void halve_and_double(Context& ctx, Tag tag, std::byte* data, Counts counts, DataType dtype) {
-  const int rank = ctx.rank();
-  const int size = ctx.size();
+void halve_and_double(adasum::Links& links, std::byte* data, Counts counts, DataType dtype) {
+  const int rank = links.rank();
+  const int size = links.size();
   const size_t element = dtype_size(dtype);
   const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   // The largest half a rank ever receives is the first level's.
@@ -112,23 +131,23 @@ void halve_and_double(Context& ctx, Tag tag, std::byte* data, Counts counts, Dat
     const int peer = rank ^ level;
     const bool left = (rank & level) == 0;
     const size_t first = mine / 2, second = mine - first;
+    const size_t bound = exchange_bound(total, level) * element;
     auto [front, back] = split_at(counts, first);
     std::byte* window = data + begin * element;
     if (left) {  // keeps the first half
-      exchange(ctx, tag, peer, window + first * element, second * element, incoming.get(),
-               first * element);
+      links.exchange(peer, window + first * element, second * element, incoming.get(),
+                     first * element, bound);
       counts = std::move(front);
       mine = first;
       handed_over.push_back(second);
     } else {
-      exchange(ctx, tag, peer, window, first * element, incoming.get(), second * element);
+      links.exchange(peer, window, first * element, incoming.get(), second * element, bound);
       counts = std::move(back);
       begin += first;
       mine = second;
       handed_over.push_back(first);
     }
-    combine_halves(ctx, tag, data + begin * element, incoming.get(), counts, dtype, left,
-                   2 * level);
+    combine_halves(links, data + begin * element, incoming.get(), counts, dtype, left, 2 * level);
   }
   // Gather back: at each level the partner's window sits right after this
   // one's (left) or right before it (right).
@@ -137,8 +156,8 @@ void halve_and_double(Context& ctx, Tag tag, std::byte* data, Counts counts, Dat
     const size_t theirs = handed_over.back();
     handed_over.pop_back();
     const size_t their_begin = (rank & level) == 0 ? begin + mine : begin - theirs;
-    exchange(ctx, tag, peer, data + begin * element, mine * element, data + their_begin * element,
-             theirs * element);
+    links.exchange(peer, data + begin * element, mine * element, data + their_begin * element,
+                   theirs * element, exchange_bound(total, level) * element);
     begin = std::min(begin, their_begin);
     mine += theirs;
   }
@@ -164,6 +183,16 @@ void adasum_allreduce(Context& ctx, Tag tag, const std::vector<FusedPart>& parts
   if (const auto problem = adasum_size_problem(ctx.size()); !problem.empty()) {
     throw InvalidArgument(problem);
   }
+  ContextLinks links(ctx, tag);
+  adasum::allreduce_over(links, parts, dtype, reduce);
+}
+
+void adasum::allreduce_over(Links& links, const std::vector<FusedPart>& parts, DataType dtype,
+                            const Reduction& reduce) {
+  KOLO_CHECK_MSG(
+      reduce.op == ReduceOp::kAdasum && is_floating(dtype) && adasum_size_supported(links.size()),
+      "adasum called for {} on {}, {} ranks", reduce_op_name(reduce.op), dtype_name(dtype),
+      links.size());
   const size_t element = dtype_size(dtype);
   Counts counts;
   for (const auto& part : parts) counts.push_back(part.count);
@@ -192,7 +221,7 @@ void adasum_allreduce(Context& ctx, Tag tag, const std::vector<FusedPart>& parts
     offset += bytes;
   }
   reduce::scale(data, total, dtype, reduce.prescale);
-  if (ctx.size() > 1) halve_and_double(ctx, tag, data, counts, dtype);
+  if (links.size() > 1) halve_and_double(links, data, counts, dtype);
   reduce::scale(data, total, dtype, reduce.postscale);
   if (in_output) return;
   offset = 0;

@@ -23,8 +23,10 @@
 // per-tensor sums travel together in one small message per step.
 //
 // It needs only point-to-point messages (transport::Context), so it runs on
-// any transport. Horovod allows only a power-of-two number of ranks; so does
-// this (InvalidArgument otherwise, before any message).
+// any transport; shm::adasum_allreduce (collectives/shm) runs the same code
+// through one host's shared memory (adasum_links.h), with the same bits.
+// Horovod allows only a power-of-two number of ranks; so does this
+// (InvalidArgument otherwise, before any message).
 #pragma once
 
 #include <vector>

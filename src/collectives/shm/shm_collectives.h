@@ -69,6 +69,12 @@ void alltoallv(SharedMemoryGroup& group, const void* send,
                const std::vector<ByteRange>& send_blocks, void* recv,
                const std::vector<ByteRange>& recv_blocks);
 
+// Adasum (collectives/adasum/adasum.h: the same algorithm, arguments and
+// bits) over the members, its exchanges through the slots. A group that is
+// not a power of two is refused with InvalidArgument before any phase.
+void adasum_allreduce(SharedMemoryGroup& group, const std::vector<FusedPart>& parts, DataType dtype,
+                      const Reduction& reduce);
+
 // Returns once every member has entered.
 void barrier(SharedMemoryGroup& group);
 

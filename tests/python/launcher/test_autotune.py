@@ -11,9 +11,10 @@ measured speed."""
 import csv
 import os
 import re
+import subprocess
 import sys
 
-from test_mpi_launch import launcher, run
+from test_mpi_launch import launcher
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "autotune_job.py")
@@ -24,12 +25,16 @@ APPLIED = re.compile(r"rank (\d+): autotune settings after cycle (\d+): (.*)$")
 MAX_SAMPLES = 8
 
 
-def autotune(tmp_path, *extra, steps=700):
+def autotune(tmp_path, *extra, steps=700, shape=("128", "256"), env=None, timeout=120):
+    """kolorun --autotune over autotune_job.py: `steps` steps of shape[0]
+    tensors of shape[1] float32 each."""
     log = tmp_path / "autotune.csv"
-    job = run([launcher("kolorun"), "-np", "2", "--autotune", "--autotune-log-file", str(log),
-               "--autotune-warmup-samples", "1", "--autotune-steps-per-sample", "3",
-               "--autotune-bayes-opt-max-samples", str(MAX_SAMPLES), "--log-level", "debug",
-               *extra, sys.executable, JOB, str(steps), "128", "256"])
+    job = subprocess.run(
+        [launcher("kolorun"), "-np", "2", "--autotune", "--autotune-log-file", str(log),
+         "--autotune-warmup-samples", "1", "--autotune-steps-per-sample", "3",
+         "--autotune-bayes-opt-max-samples", str(MAX_SAMPLES), "--log-level", "debug",
+         *extra, sys.executable, JOB, str(steps), *shape],
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
     assert job.returncode == 0, job.stdout[-3000:] + job.stderr[-3000:]
     assert job.stdout.count("done") == 2, job.stdout[-2000:]
     with open(log, newline="") as f:
@@ -84,3 +89,21 @@ def test_a_setting_given_on_the_command_line_is_not_tuned(tmp_path):
     # Bayesian samples over the fusion threshold, then the best.
     assert all(r[3] == "0" for r in rows[1:]), rows
     assert len(rows) == 1 + MAX_SAMPLES + 1, rows
+
+
+def test_autotune_leaves_the_default_fusion_threshold_where_it_is_far_off(tmp_path):
+    """Large gradients between ranks that talk over TCP (as across hosts):
+    16 tensors of 4 MiB per step. Fused into one 64 MiB allreduce (the
+    default threshold, 128 MiB, fuses them all) a step took 2.5-5x as long as
+    with one tensor per allreduce (docs/benchmarks.md, "Autotune"), so the
+    known best region is a threshold of at most 4 MiB."""
+    job, rows = autotune(tmp_path, steps=260, shape=("16", str(1 << 20)),
+                         env={"KOLO_BACKEND": "tcp"}, timeout=400)
+    samples, best = rows[1:-1], rows[-1]
+    assert len(samples) == MAX_SAMPLES + 1, rows
+    assert best == samples[[float(r[6]) for r in samples].index(max(float(r[6]) for r in samples))]
+    fusion_mib = float(best[5])
+    assert fusion_mib <= 4, rows
+    by_rank = applied_by_rank(job.stderr)
+    assert by_rank[0] == by_rank[1]
+    assert by_rank[0][-1][1].endswith("(final)")

@@ -1,6 +1,6 @@
 // Adasum (collectives/adasum/adasum.h) against a serial reference written
-// from the formula: a plain recursive function over the ranks' vectors, in
-// double, tensor by tensor. The collective sums in another order and rounds
+// from the formula (reference.cc: a plain recursive function over the
+// ranks' vectors, in double), tensor by tensor. The collective sums in another order and rounds
 // at each level, so results are compared within a tolerance of the type;
 // every rank must still hold the same bits.
 #include "collectives/adasum/adasum.h"
@@ -21,29 +21,6 @@ namespace kolo::testing {
 namespace {
 
 using Vector = std::vector<double>;
-
-// adasum(a, b) = (1 - a.b / (2|a|^2)) a + (1 - a.b / (2|b|^2)) b, where a
-// coefficient stays 1 for a squared norm below 1e-8.
-Vector reference_pair(const Vector& a, const Vector& b) {
-  double dot = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    dot += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  const double ca = aa >= 1e-8 ? 1 - dot / (2 * aa) : 1;
-  const double cb = bb >= 1e-8 ? 1 - dot / (2 * bb) : 1;
-  Vector out(a.size());
-  for (size_t i = 0; i < a.size(); ++i) out[i] = ca * a[i] + cb * b[i];
-  return out;
-}
-
-// The ranks [lo, hi) combined as Horovod's tree does: each half first.
-Vector reference_adasum(const std::vector<Vector>& ranks, size_t lo, size_t hi) {
-  if (hi - lo == 1) return ranks[lo];
-  const size_t mid = (lo + hi) / 2;
-  return reference_pair(reference_adasum(ranks, lo, mid), reference_adasum(ranks, mid, hi));
-}
 
 // Rank r's tensor t: a direction shared by all ranks plus the rank's own
 // noise, so the vectors are neither parallel nor orthogonal and every
@@ -70,26 +47,11 @@ Vector to_vector(DataType type, const Bytes& data) {
   return out;
 }
 
-// Relative to the largest element of the expected tensor: rounding errors
-// scale with the vectors, and a few levels of rounding in the type.
-double tolerance(DataType type) {
-  switch (type) {
-    case DataType::kFloat64:
-      return 1e-12;
-    case DataType::kFloat32:
-      return 2e-6;
-    case DataType::kFloat16:
-      return 8e-3;
-    default:
-      return 4e-2;  // bfloat16: 8 bits of mantissa
-  }
-}
-
 std::string compare(DataType type, const Vector& expected, const Vector& got) {
   double scale = 0;
   for (double x : expected) scale = std::max(scale, std::abs(x));
   for (size_t i = 0; i < expected.size(); ++i) {
-    if (!(std::abs(got[i] - expected[i]) <= tolerance(type) * scale)) {
+    if (!(std::abs(got[i] - expected[i]) <= adasum_tolerance(type) * scale)) {
       return fmt::format("element {}: {} instead of {} ({})", i, got[i], expected[i],
                          dtype_name(type));
     }
@@ -139,7 +101,7 @@ class AdasumTest : public MeshTest {
   Vector expected(const Outcome& o, size_t t) {
     std::vector<Vector> per_rank;
     for (const auto& rank_inputs : o.inputs) per_rank.push_back(rank_inputs[t]);
-    return reference_adasum(per_rank, 0, per_rank.size());
+    return reference_adasum(per_rank);
   }
 
   void check_against_reference(DataType type, const std::vector<size_t>& counts) {
@@ -223,7 +185,7 @@ TEST_P(AdasumTest, ZerosFromAJoinedRankAndNoOutput) {
   std::vector<Vector> stored;
   for (const auto& v : inputs)
     stored.push_back(to_vector(DataType::kFloat32, to_bytes(DataType::kFloat32, v)));
-  const Vector want = reference_adasum(stored, 0, stored.size());
+  const Vector want = reference_adasum(stored);
   for (int r = 1; r < n; ++r)
     EXPECT_EQ(compare(DataType::kFloat32, want, to_vector(DataType::kFloat32, outputs[r])), "")
         << "rank " << r;
@@ -240,7 +202,7 @@ TEST_P(AdasumTest, PrescaleAndPostscale) {
     for (auto& x : v) x *= 0.5;
     scaled.push_back(v);
   }
-  Vector want = reference_adasum(scaled, 0, scaled.size());
+  Vector want = reference_adasum(scaled);
   for (auto& x : want) x *= 3.0;
   EXPECT_EQ(compare(DataType::kFloat64, want, to_vector(DataType::kFloat64, o.outputs[0][0])), "");
 }
@@ -260,7 +222,7 @@ TEST_P(AdasumTest, ThroughAllreduceInPlace) {
     collectives::allreduce(ctx, tag, mine.data(), mine.data(), 300, DataType::kFloat32,
                            {ReduceOp::kAdasum}, collectives::CollectiveOptions{});
   });
-  const Vector want = reference_adasum(stored, 0, stored.size());
+  const Vector want = reference_adasum(stored);
   for (int r = 0; r < n; ++r) {
     EXPECT_EQ(compare(DataType::kFloat32, want, to_vector(DataType::kFloat32, data[r])), "");
     EXPECT_EQ(data[r], data[0]);

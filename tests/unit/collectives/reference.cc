@@ -310,4 +310,48 @@ std::string compare_near(DataType type, const Bytes& expected, const Bytes& actu
   return compare_impl(type, expected, actual, tolerance);
 }
 
+namespace {
+
+using Vector = std::vector<double>;
+
+Vector adasum_pair(const Vector& a, const Vector& b) {
+  double dot = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    dot += a[i] * b[i];
+    aa += a[i] * a[i];
+    bb += b[i] * b[i];
+  }
+  const double ca = aa >= 1e-8 ? 1 - dot / (2 * aa) : 1;
+  const double cb = bb >= 1e-8 ? 1 - dot / (2 * bb) : 1;
+  Vector out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = ca * a[i] + cb * b[i];
+  return out;
+}
+
+// The ranks [lo, hi) combined as Horovod's tree does: each half first.
+Vector adasum_tree(const std::vector<Vector>& ranks, size_t lo, size_t hi) {
+  if (hi - lo == 1) return ranks[lo];
+  const size_t mid = (lo + hi) / 2;
+  return adasum_pair(adasum_tree(ranks, lo, mid), adasum_tree(ranks, mid, hi));
+}
+
+}  // namespace
+
+std::vector<double> reference_adasum(const std::vector<std::vector<double>>& ranks) {
+  return adasum_tree(ranks, 0, ranks.size());
+}
+
+double adasum_tolerance(DataType type) {
+  switch (type) {
+    case DataType::kFloat64:
+      return 1e-12;
+    case DataType::kFloat32:
+      return 2e-6;
+    case DataType::kFloat16:
+      return 8e-3;
+    default:
+      return 4e-2;  // bfloat16: 8 bits of mantissa
+  }
+}
+
 }  // namespace kolo::testing

@@ -43,6 +43,15 @@ void reference_scale(DataType type, Bytes& data, double factor);
 Bytes reference_reduce(DataType type, ReduceOp op, const std::vector<Bytes>& inputs,
                        double prescale = 1.0, double postscale = 1.0);
 
+// Adasum of the ranks' vectors, serially from the formula in double:
+// adasum(a, b) = (1 - a.b / (2|a|^2)) a + (1 - a.b / (2|b|^2)) b, where a
+// coefficient stays 1 for a squared norm below 1e-8, over Horovod's tree
+// (each half of the ranks first).
+std::vector<double> reference_adasum(const std::vector<std::vector<double>>& ranks);
+// How far Adasum's result may be from the reference, relative to the
+// largest expected element: a few levels of rounding in the type.
+double adasum_tolerance(DataType type);
+
 // Deterministic input of `count` elements for `rank`, chosen for `op` so
 // every reduction over up to 8 ranks is exact in every type (after integer
 // wraparound): small integers for sum/min/max, {1, 2, -1} for product, full
