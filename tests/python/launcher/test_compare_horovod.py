@@ -56,12 +56,12 @@ def test_kolo_only_run_writes_the_table(tmp_path):
     header = "| median over rounds | Kolo | DDP (gloo) | Kolo vs DDP |"
     assert header in text, report
     rows = [line for line in text.splitlines() if line.startswith("| ") and line != header]
-    # Seven collective rows (Kolo only) and the synthetic benchmark on 1 and 2 ranks.
-    assert len(rows) == 9, report
-    for row in rows[:7]:
+    # Eight collective rows (Kolo only) and the synthetic benchmark on 1 and 2 ranks.
+    assert len(rows) == 10, report
+    for row in rows[:8]:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert float(cells[1]) > 0 and cells[2] == "-", report
-    two_ranks = [c.strip() for c in rows[8].strip("|").split("|")]
+    two_ranks = [c.strip() for c in rows[9].strip("|").split("|")]
     assert float(two_ranks[1]) > 0 and float(two_ranks[2]) > 0, report
     assert re.fullmatch(r"[0-9.]+×", two_ranks[3]), report
     assert "64 MB out of place / in place" in text, report
