@@ -23,6 +23,17 @@ void bind_settings(pybind11::module_& m) {
       "The value of a KOLO_ setting from the environment (its HOROVOD_ alias too), checked; "
       "its default when unset. ValueError for a bad value or an unknown name.");
   m.def(
+      "check_settings",
+      []() {
+        try {
+          (void)settings::Values::Read();
+        } catch (const InvalidArgument& e) {
+          throw pybind11::value_error(e.what());
+        }
+      },
+      "Checks every KOLO_ setting in the environment and the rules between them (the stall "
+      "shutdown time against the warning time): ValueError naming the first one that is wrong.");
+  m.def(
       "launch_rank",
       []() {
         try {

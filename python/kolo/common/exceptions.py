@@ -21,4 +21,18 @@ class WorkerRemovedError(Exception):
     should exit (kolo.elastic.run exits with status 0)."""
 
 
-__all__ = ["KoloInternalError", "HostsUpdatedInterrupt", "WorkerRemovedError"]
+class SettingsError(SystemExit, ValueError):
+    """A KOLO_ setting in the environment is wrong (out of range, or against
+    another one: a stall warning time above the shutdown time), found by
+    init(). kolorun refuses such settings before any rank starts; a rank
+    started by another launcher (mpirun, srun, torchrun) finds them here.
+    A ValueError, so code that catches bad values still does; also a
+    SystemExit, so when nothing catches it the process ends with its one
+    line ("kolo: bad setting: ...") and exit status 1, not a traceback
+    through the binding's internals on every rank."""
+
+    def __init__(self, message):
+        super().__init__(f"kolo: bad setting: {message}")
+
+
+__all__ = ["KoloInternalError", "HostsUpdatedInterrupt", "WorkerRemovedError", "SettingsError"]

@@ -14,6 +14,7 @@ from kolo import _core
 from kolo.common.exceptions import WorkerRemovedError
 from kolo.common.pending import InterruptedOperations, PendingOperation, engine_value
 from kolo.common.process_sets import GlobalProcessSet, ProcessSet
+from kolo.common.settings import check_all as check_settings
 
 
 class Runtime:
@@ -40,6 +41,9 @@ class Runtime:
         with self._lock:
             if self._engine is not None:
                 return
+            # Before the engine: its constructor's ValueError would end every
+            # rank with a traceback for what is one wrong variable.
+            check_settings()
             sets = []
             if process_sets is not None and process_sets != "dynamic":
                 sets = [ps if isinstance(ps, ProcessSet) else ProcessSet(ps) for ps in process_sets]

@@ -9,6 +9,7 @@ checks (a bad value raises ValueError naming the variable).
 import os
 
 from kolo import _core
+from kolo.common.exceptions import SettingsError
 
 
 def setting(name):
@@ -16,6 +17,15 @@ def setting(name):
     (or its HOROVOD_ alias), checked, or its default when unset ('' for
     settings without one)."""
     return _core.setting(name)
+
+
+def check_all():
+    """Raises SettingsError naming the first KOLO_ setting in the
+    environment that is wrong, alone or against another one."""
+    try:
+        _core.check_settings()
+    except ValueError as bad:
+        raise SettingsError(str(bad)) from None
 
 
 def forget(*names):

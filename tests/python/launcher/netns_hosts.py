@@ -139,6 +139,23 @@ class NetnsHosts:
             return []
         return [int(p) for p in result.stdout.split() if p.isdigit()]
 
+    def job_processes(self):
+        """{pid: command line} of every process in a host namespace but the
+        sshd daemons themselves: ssh sessions, remote helpers, ranks and
+        whatever they started (all of it ends with the job)."""
+        daemons = {process.pid for process in self._sshd}
+        found = {}
+        for ns in self.host_ns:
+            for pid in self.pids_in(ns):
+                if pid in daemons:
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        found[pid] = f.read().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    pass  # ended since the listing
+        return found
+
     # --- set-up -------------------------------------------------------------------
 
     def _remove_stale(self):
@@ -229,6 +246,11 @@ class NetnsHosts:
         return ["-o", "BatchMode=yes", "-o", "ConnectTimeout=2", "-o",
                 "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={self.known_hosts}",
                 "-i", self.user_key, "-p", str(self.port)]
+
+    def kolorun_ssh_args(self):
+        """kolorun's flags that reach these hosts' sshd as ssh_options() does."""
+        return ["-p", str(self.port), "-i", self.user_key, "--ssh-host-key-checking", "yes",
+                "--ssh-known-hosts-file", self.known_hosts]
 
     def _wait_for_ssh(self, h):
         probe = self.exec_argv(self.caller_ns, ["ssh", "-T"] + self.ssh_options()

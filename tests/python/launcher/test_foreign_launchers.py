@@ -124,3 +124,29 @@ def test_a_rank_whose_rank_zero_never_comes_names_the_launcher(tmp_path):
 def test_bad_launcher_variables_are_refused_by_name(tmp_path):
     stderr = _alone_as_open_mpi_rank(tmp_path, 2, 2, 0, 1)
     assert "rank 2 of 2" in stderr, stderr
+
+
+_INIT_ONLY = "import kolo.numpy as hvd\nhvd.init()\nprint('INITIALIZED', flush=True)\n"
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="OpenMPI's mpirun is not installed")
+@pytest.mark.parametrize("variables, message", [
+    ({"KOLO_STALL_CHECK_TIME_SECONDS": "100", "KOLO_STALL_SHUTDOWN_TIME_SECONDS": "10"},
+     "KOLO_STALL_SHUTDOWN_TIME_SECONDS (10 s) must be 0 or at least "
+     "KOLO_STALL_CHECK_TIME_SECONDS (100 s)"),
+    ({"HOROVOD_CYCLE_TIME": "-5"}, "HOROVOD_CYCLE_TIME"),
+], ids=["stall warning above shutdown", "out of range"])
+def test_a_wrong_setting_under_mpirun_is_one_line_on_each_rank(tmp_path, variables, message):
+    # kolorun refuses these before starting anything; mpirun passes them
+    # on, and each rank's init() used to end in a ValueError traceback.
+    result = subprocess.run(_mpirun(2) + [sys.executable, _script(tmp_path, _INIT_ONLY)],
+                            capture_output=True, text=True, env=_clean_env(**variables),
+                            timeout=120)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "INITIALIZED" not in result.stdout, output
+    assert "Traceback" not in output, output
+    ours = [line for line in result.stderr.splitlines() if line.startswith("kolo: ")]
+    assert len(ours) == 2, output
+    for line in ours:
+        assert line.startswith("kolo: bad setting: ") and message in line, output

@@ -200,6 +200,66 @@ def test_processes_of_a_rank_that_ignores_sigterm_end_with_it_after_the_grace(tm
         kill_all(pids)
 
 
+# A rank that records its supervisor (its parent), starts BACKGROUND's two
+# processes and ignores SIGTERM, so only its supervisor's kill ends its tree.
+SUPERVISED = ("trap '' TERM\necho $PPID > \"$1/supervisor.$KOLO_RANK\"\n" + BACKGROUND
+              + "while :; do sleep 0.1; done\n")
+
+
+def start_with_stopped_supervisors(directory, np_):
+    """kolorun with `np_` SUPERVISED ranks, once each has started its
+    background processes and its supervisor has been SIGSTOPped; returns
+    (kolorun's Popen, the supervisors' pids, every pid of the ranks' trees)."""
+    rank = directory / "rank.sh"
+    rank.write_text(SUPERVISED)
+    job = subprocess.Popen([kolorun(), "-np", str(np_), "/bin/sh", str(rank), str(directory)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        pids = background_pids(directory, np_)
+        supervisors = [int((directory / f"supervisor.{r}").read_text()) for r in range(np_)]
+        for pid in supervisors:
+            os.kill(pid, signal.SIGSTOP)
+    except BaseException:
+        job.kill()
+        raise
+    return job, supervisors, pids + supervisors
+
+
+def test_a_stopped_supervisor_still_ends_its_ranks_tree_when_kolorun_stops_the_job(tmp_path):
+    # A stopped process acts on no signal but SIGKILL until continued; the
+    # supervisor's kill request (a real-time signal, after the grace period)
+    # must still reach it, or the daemon that left the rank's group survives
+    # the group SIGKILL that follows. kolorun continues the group after
+    # each signal it sends.
+    job, _, pids = start_with_stopped_supervisors(tmp_path, 2)
+    try:
+        job.send_signal(signal.SIGTERM)
+        _, err = job.communicate(timeout=30)  # 5 s of grace, then the supervisors' kill
+        left = wait_gone(pids, limit=10)
+        assert left == [], f"still running after the job was stopped: {left}\n{err}"
+    finally:
+        job.kill()
+        kill_all(pids)
+
+
+def test_a_supervisor_stopped_when_kolorun_is_killed_ends_the_tree_once_continued(tmp_path):
+    # Nothing runs to act while the supervisor is stopped and kolorun is
+    # gone; the parent-death signal waits pending, and the tree ends as soon
+    # as anyone continues the supervisor (it is not lost).
+    job, supervisors, pids = start_with_stopped_supervisors(tmp_path, 2)
+    try:
+        job.kill()
+        job.wait(timeout=10)
+        for pid in supervisors:
+            os.kill(pid, signal.SIGCONT)
+        left = wait_gone(pids, limit=10)
+        assert left == [], f"still running after the supervisors were continued: {left}"
+    finally:
+        job.kill()
+        kill_all(pids)
+
+
 def test_a_rank_killed_by_a_signal_is_reported_as_such_through_its_supervisor(tmp_path):
     rank = tmp_path / "rank.sh"
     rank.write_text('if [ "$KOLO_RANK" = 1 ]; then kill -9 $$; fi; exec sleep 30\n')
