@@ -17,7 +17,7 @@ from kolo.common.basics import *  # noqa: F401,F403  init, rank, size, process s
 from kolo.common.basics import __all__ as _basics_all
 from kolo.common.exceptions import HostsUpdatedInterrupt, KoloInternalError
 from kolo.common.reduce_ops import Adasum, Average, Max, Min, Product, Sum
-from kolo.numpy.collectives import barrier, join
+from kolo.tensorflow.sync_ops import barrier, join
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.functions import allgather_object, broadcast_object, broadcast_variables
 from kolo.tensorflow.ops import (
@@ -27,6 +27,7 @@ from kolo.tensorflow import gradients as _gradients  # noqa: F401  registers the
 from kolo.tensorflow.tape import DistributedGradientTape
 from kolo.tensorflow.optimizer import DistributedOptimizer
 from kolo.tensorflow.sync_batch_norm import SyncBatchNormalization
+from kolo.tensorflow.session_hooks import BroadcastGlobalVariablesHook, broadcast_global_variables
 from kolo.tensorflow import elastic
 
 __all__ = list(_basics_all) + [
@@ -36,4 +37,5 @@ __all__ = list(_basics_all) + [
     "alltoall", "reducescatter", "grouped_reducescatter", "barrier", "join",
     "broadcast_variables", "broadcast_object", "allgather_object", "DistributedGradientTape",
     "DistributedOptimizer", "SyncBatchNormalization", "elastic",
+    "broadcast_global_variables", "BroadcastGlobalVariablesHook",
 ]

@@ -13,10 +13,20 @@ def broadcast_variables(variables, root_rank, process_set=global_process_set, in
     """Assigns root_rank's value to every variable on every rank of the set.
     Eagerly it returns None; in a graph, the op that runs all assignments."""
     del inplace  # variables are always assigned in place
-    assigns = [var.assign(broadcast(var, root_rank, process_set=process_set))
-               for var in variables]
     if tf.executing_eagerly():
+        for var in variables:
+            var.assign(broadcast(var, root_rank, process_set=process_set))
         return None
+    # In a graph each broadcast waits for the previous one's assignment. A
+    # tf.function orders stateful ops by itself, but a TF1 graph run by a
+    # session does not: there the independent broadcasts would start in any
+    # order, each kernel blocking one of the few inter-op threads until every
+    # rank submitted the same broadcast, and two ranks that picked different
+    # ones would wait on each other for ever.
+    assigns = []
+    for var in variables:
+        with tf.control_dependencies(assigns[-1:]):
+            assigns.append(var.assign(broadcast(var, root_rank, process_set=process_set)))
     return tf.group(*assigns)
 
 

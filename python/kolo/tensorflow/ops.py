@@ -22,18 +22,15 @@ from kolo.common.runtime import runtime
 from kolo.tensorflow import _loader  # noqa: F401  registers the ops
 from kolo.tensorflow.compression import Compression
 
-# The engine's ReduceOp values (include/kolo/c_api.h's kolo_reduce_op).
-_ENGINE_OPS = {"sum": 0, "average": 1, "min": 2, "max": 3, "product": 4}
+# The engine's ReduceOp values (include/kolo/c_api.h's kolo_reduce_op). The
+# kernels hand the value to the engine as it is, so Adasum runs the engine's
+# own Adasum (the one kolo.torch uses); the engine refuses it where it is not
+# defined (integer tensors, collectives other than allreduce) with its message.
+_ENGINE_OPS = {"sum": 0, "average": 1, "min": 2, "max": 3, "product": 4, "adasum": 7}
 
 
 def _engine_op(op):
-    name = engine_op_name(op)
-    if name not in _ENGINE_OPS:
-        # Adasum reaches here: the engine has it (kolo.torch, kolo.numpy), the
-        # TF ops and their gradients do not map it yet.
-        raise NotImplementedError(
-            f"kolo.tensorflow: the {name.capitalize()} reduction is not supported yet")
-    return _ENGINE_OPS[name]
+    return _ENGINE_OPS[engine_op_name(op)]
 
 
 # What the ops' type attribute T accepts (tf_kernels.cc's kTypes).

@@ -13,7 +13,8 @@ from kolo.tensorflow.reduction import reduce_gradients, resolve_groups
 
 
 _OPS_MESSAGE = ("kolo: DistributedOptimizer supports op=Average or op=Sum on TensorFlow "
-                "(Adasum is not supported by the TF ops yet)")
+                "(Adasum's delta optimizer is not there yet; hvd.allreduce, grouped_allreduce "
+                "and DistributedGradientTape take op=hvd.Adasum)")
 
 
 def _check(op, gradient_predivide_factor, backward_passes_per_step):

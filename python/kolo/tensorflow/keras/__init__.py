@@ -14,7 +14,7 @@ from kolo.tensorflow import _loader  # noqa: F401  first: a clear error without 
 from kolo.common.basics import *  # noqa: F401,F403  init, rank, size, process sets, ...
 from kolo.common.basics import __all__ as _basics_all
 from kolo.common.reduce_ops import Adasum, Average, Max, Min, Product, Sum
-from kolo.numpy.collectives import barrier, join
+from kolo.tensorflow.sync_ops import barrier, join
 from kolo.tensorflow.compression import Compression
 from kolo.tensorflow.functions import broadcast_object, allgather_object, broadcast_variables
 from kolo.tensorflow.keras import callbacks

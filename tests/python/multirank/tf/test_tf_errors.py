@@ -48,8 +48,6 @@ def test_op_and_root_mismatch():
 def test_bad_arguments_fail_locally():
     with pytest.raises(ValueError, match="op or the deprecated average"):
         hvd.allreduce(tf.ones([2]), average=True, op=hvd.Sum)
-    with pytest.raises(NotImplementedError, match="Adasum"):
-        hvd.allreduce(tf.ones([2]), op=hvd.Adasum)
     with pytest.raises(ValueError, match="root rank 99"):
         hvd.broadcast(tf.ones([2]), root_rank=99)
     with pytest.raises(ValueError, match="rank >= 1"):
