@@ -10,11 +10,28 @@ import signal
 import sys
 import time
 
-from trial import (WORKER, finish, judge_failure, new_marker, rank_pids, read_reports,
+from test_liveness import FROZEN_NAMED_WITHIN  # issue 27's target: 10 s
+from trial import (WORKER, Outcome, finish, judge_failure, new_marker, rank_pids, read_reports,
                    start_job)
 
 READY = re.compile(r"ready rank (\d+) pid (\d+)")
-MISMATCH_KINDS = ["shape", "dtype", "op", "collective", "root"]
+# fault_worker.py's --mismatch kinds, each with the coordinator's words for
+# it (src/core/coordinator.cc), given the culprit: the error must say what
+# differs, not only which tensor. The operation named is rank 0's.
+MISMATCH_CAUSES = {
+    "shape": lambda culprit: "Mismatched shapes for allreduce of tensor 'grad.1'",
+    "dtype": lambda culprit: "Mismatched data types for allreduce of tensor 'grad.1'",
+    "op": lambda culprit: "Mismatched reduce ops for allreduce of tensor 'grad.1'",
+    "collective": lambda culprit: ("Mismatched operations for "
+                                   f"{'allgather' if culprit == 0 else 'allreduce'}"
+                                   " of tensor 'grad.1'"),
+    "root": lambda culprit: "Mismatched root ranks for broadcast of tensor 'grad.1'",
+    "prescale": lambda culprit: "Mismatched prescale factors for allreduce of tensor 'grad.1'",
+    "postscale": lambda culprit: "Mismatched postscale factors for allreduce of tensor 'grad.1'",
+    "allgather-shape": lambda culprit: ("Mismatched shapes (all dimensions but the first must "
+                                        "match) for allgather of tensor 'grad.1'"),
+    "process-set": lambda culprit: "Mismatched process sets for add_process_set of tensor '",
+}
 
 
 def _start(workdir, np_, worker_args, env=None):
@@ -69,42 +86,52 @@ def _signal_at_random_moment(rng, job, np_, target, sig, early_share):
     return time.monotonic(), ready
 
 
-def _signal_trial(rng, workdir, sig, cause, early_share, limit_after_fault):
+def _signal_trial(rng, workdir, sig, cause, early_share, limit_after_fault, within=None):
     """2-4 ranks training; a random rank (rank 0 too) gets `sig` at a random
     moment. Every rank running then, and kolorun's last line, must name it:
-    cause.format(rank=...)."""
+    cause.format(rank=...); with `within`, no later than that many seconds
+    after the signal ("slow" otherwise)."""
     np_ = rng.choice([2, 3, 4])
     target = rng.randrange(np_)
     job = _start(workdir, np_, ["--steps", 100000, "--step-sleep", 0.01, "--spare", target])
     try:
         fault_at, ready = _signal_at_random_moment(rng, job, np_, target, sig, early_share)
         rc = finish(job, (fault_at or time.monotonic()) - job.started + limit_after_fault)
-        return judge_failure(job, rc, cause.format(rank=target), read_reports(workdir, ready),
-                             fault_at, limit_hit=fault_at is None)
+        outcome = judge_failure(job, rc, cause.format(rank=target),
+                                read_reports(workdir, ready), fault_at,
+                                limit_hit=fault_at is None)
+        if within is not None and outcome.kind == "clear error" and outcome.seconds > within:
+            outcome = Outcome("slow", outcome.seconds,
+                              f"named {outcome.seconds:.2f} s after the signal, more than "
+                              f"{within} s\n{job.report()}")
+        return outcome
     finally:
         job.stop()
 
 
 def kill9(rng, workdir):
-    return _signal_trial(rng, workdir, signal.SIGKILL, "rank {rank}", 0.3, 60)
+    """kolorun's last line says how the rank ended ("rank N (host h) was
+    killed by signal 9"); the others name the peer they lost the same way."""
+    return _signal_trial(rng, workdir, signal.SIGKILL, "rank {rank} (host localhost)", 0.3, 60)
 
 
 def sigstop(rng, workdir):
     """At default settings: named within the peer timeout (6 s) and the exits."""
     return _signal_trial(rng, workdir, signal.SIGSTOP,
-                         "rank {rank} (host localhost) stopped answering", 0.0, 30)
+                         "rank {rank} (host localhost) stopped answering", 0.0, 30,
+                         within=FROZEN_NAMED_WITHIN)
 
 
 def mismatch(rng, workdir):
     np_ = rng.choice([2, 3, 4])
-    kind = rng.choice(MISMATCH_KINDS)
+    kind = rng.choice(sorted(MISMATCH_CAUSES))
     culprit = rng.randrange(np_)
     job = _start(workdir, np_, ["--steps", 3, "--mismatch", f"{kind}:{culprit}"])
     try:
         started = time.monotonic()
         rc = finish(job, 90)
         reports = read_reports(workdir, range(np_))
-        outcome = judge_failure(job, rc, "grad.1", reports, started)
+        outcome = judge_failure(job, rc, MISMATCH_CAUSES[kind](culprit), reports, started)
         texts = {t.split(": ", 1)[-1] for t in reports.values()}
         if outcome.kind == "clear error" and len(texts) != 1:
             outcome.kind = "unclear error"

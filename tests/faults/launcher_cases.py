@@ -19,33 +19,45 @@ PRINTABLE = set(range(0x20, 0x7F)) | {0x0A}
 
 
 def _bad_inputs(workdir):
-    """(name, kolorun arguments) of input that must fail at once, with exit
-    code 2 and one line."""
+    """(name, kolorun arguments, what its one line must say) of input that
+    must fail at once, with exit code 2."""
     garbage_hosts = os.path.join(workdir, "garbage-hosts")
     with open(garbage_hosts, "wb") as f:
         f.write(b"localhost slots=1 \x1b[2J" + b"x" * 100_000 + b"\n")
+    missing = os.path.join(workdir, "none")
     return [
-        ("-H ''", ["-np", "1", "-H", "", "true"]),
-        ("-np 100000 without hosts", ["-np", "100000", "true"]),
-        ("-np 0", ["-np", "0", "true"]),
-        ("-np -3", ["-np", "-3", "true"]),
-        ("-np of letters", ["-np", "two", "true"]),
-        ("-H with a bad slot count", ["-np", "1", "-H", "localhost:x", "true"]),
-        ("more ranks than -H slots", ["-np", "5", "-H", "localhost:2", "true"]),
-        ("a missing hostfile", ["-np", "1", "--hostfile", os.path.join(workdir, "none"), "true"]),
-        ("a hostfile line of garbage", ["-np", "1", "--hostfile", garbage_hosts, "true"]),
-        ("a program that is not there", ["-np", "2", "./no-such-program"]),
-        ("a command that is not there", ["-np", "2", "no-such-command-kolo"]),
-        ("an unknown flag", ["--no-such-flag", "-np", "1", "true"]),
+        ("-H ''", ["-np", "1", "-H", "", "true"], "-H: no hosts given"),
+        ("-np 100000 without hosts", ["-np", "100000", "true"],
+         "-np 100000 without -H or --hostfile would start 100000 ranks on this host"),
+        ("-np 0", ["-np", "0", "true"], "-np must be at least 1, not 0"),
+        ("-np -3", ["-np", "-3", "true"], "-np must be at least 1, not -3"),
+        ("-np of letters", ["-np", "two", "true"], "--num-proc = two"),
+        ("-H with a bad slot count", ["-np", "1", "-H", "localhost:x", "true"],
+         "-H: slots 'x' is not a number"),
+        ("more ranks than -H slots", ["-np", "5", "-H", "localhost:2", "true"],
+         "-np 5 is more than the 2 slots of the hosts given"),
+        ("a missing hostfile", ["-np", "1", "--hostfile", missing, "true"],
+         f"cannot read hostfile '{missing}': No such file or directory"),
+        # Cut and escaped: the terminal control sequence shows as text.
+        ("a hostfile line of garbage", ["-np", "1", "--hostfile", garbage_hosts, "true"],
+         "garbage-hosts:1: expected 'host slots=N', got 'localhost slots=1 \\x1b[2Jxxx"),
+        ("a program that is not there", ["-np", "2", "./no-such-program"],
+         "./no-such-program: no executable file there"),
+        ("a command that is not there", ["-np", "2", "no-such-command-kolo"],
+         "no-such-command-kolo: command not found"),
+        ("an unknown flag", ["--no-such-flag", "-np", "1", "true"], "--no-such-flag"),
         ("a stall warning above the shutdown time",
          ["-np", "1", "--stall-check-warning-time-seconds", "100",
-          "--stall-check-shutdown-time-seconds", "10", "true"]),
-        ("a setting out of range", ["-np", "1", "--cycle-time-ms", "-5", "true"]),
+          "--stall-check-shutdown-time-seconds", "10", "true"],
+         "KOLO_STALL_SHUTDOWN_TIME_SECONDS (10 s) must be 0 or at least "
+         "KOLO_STALL_CHECK_TIME_SECONDS (100 s)"),
+        ("a setting out of range", ["-np", "1", "--cycle-time-ms", "-5", "true"],
+         "--cycle-time-ms -5: KOLO_CYCLE_TIME='-5' must be above 0"),
     ]
 
 
 def bad_input(rng, workdir):
-    name, args = rng.choice(_bad_inputs(str(workdir)))
+    name, args, expected = rng.choice(_bad_inputs(str(workdir)))
     started = time.monotonic()
     try:
         job = subprocess.run([kolorun()] + args, capture_output=True, cwd=workdir, timeout=30)
@@ -53,13 +65,14 @@ def bad_input(rng, workdir):
         return Outcome("hang", 30, name)
     took = time.monotonic() - started
     lines = job.stderr.decode(errors="replace").splitlines()
-    detail = f"{name}: exit {job.returncode}, stderr {job.stderr[:600]!r}"
+    detail = f"{name}: exit {job.returncode}, stderr {job.stderr[:600]!r}, expected {expected!r}"
     if job.returncode < 0 or b"terminate called" in job.stderr:
         return Outcome("crash", took, detail)
     if len(lines) > 1 or len(job.stderr) > 1000:
         return Outcome("flood", took, detail)
     clear = (job.returncode == 2 and job.stdout == b"" and len(lines) == 1
-             and lines[0].startswith("kolorun: ") and set(job.stderr) <= PRINTABLE)
+             and lines[0].startswith("kolorun: ") and expected in lines[0]
+             and set(job.stderr) <= PRINTABLE)
     return Outcome("clear error" if clear else "unclear error", took, detail)
 
 
@@ -89,7 +102,8 @@ def discovery_script(rng, workdir):
         rc = finish(job, timeout + 20)
         outcome = judge_failure(job, rc, cause, {}, job.started)
         if outcome.kind == "clear error":
-            if len(job.kolorun_lines()) > 5 or not set(job.stderr().encode()) <= PRINTABLE:
+            # Every line on stderr counts, the script's own output too.
+            if len(job.stderr().splitlines()) > 5 or not set(job.stderr().encode()) <= PRINTABLE:
                 outcome = Outcome("flood", outcome.seconds, job.report()[:4000])
             elif outcome.seconds > timeout + 5:
                 outcome = Outcome("unclear error", outcome.seconds,

@@ -6,7 +6,7 @@ prints a table of cases, runs, outcomes and time to error.
   python tests/faults/matrix.py --runs 3 --case SIGSTOP --seed 7
 
 Exits 1 when any trial hung, crashed, left orphans, lost a committed step,
-flooded or failed without naming its root cause."""
+flooded, failed without naming its root cause or named it too late."""
 
 import argparse
 import os
@@ -35,7 +35,7 @@ SKIPPED = remote_cases.unavailable()
 CASES = {name: run for name, run in {
     **launcher_cases.CASES, **remote_cases.CASES, **engine_cases.CASES, **store_cases.CASES,
     **elastic_cases.CASES}.items() if name not in SKIPPED}
-BAD = {"unclear error", "flood", "lost step", "crash", "orphans", "hang"}
+BAD = {"slow", "unclear error", "flood", "lost step", "crash", "orphans", "hang"}
 
 
 def run_trial(name, seed):
@@ -57,15 +57,15 @@ def seconds_text(values):
 
 def table(results):
     """Markdown table: one row per case."""
-    head = ["case", "runs", "ok", "clear errors", "unclear errors", "hangs", "crashes",
-            "orphans", "lost steps", "floods", "time to error s (median / max)"]
-    keys = ["ok", "clear error", "unclear error", "hang", "crash", "orphans", "lost step",
-            "flood"]
+    head = ["case", "runs", "ok", "clear errors", "too slow", "unclear errors", "hangs",
+            "crashes", "orphans", "lost steps", "floods", "time to error s (median / max)"]
+    keys = ["ok", "clear error", "slow", "unclear error", "hang", "crash", "orphans",
+            "lost step", "flood"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, outcomes in results.items():
         counts = [sum(1 for _, o in outcomes if o.kind == k) for k in keys]
         times = [o.seconds for _, o in outcomes
-                 if o.kind in ("clear error", "unclear error") and o.seconds is not None]
+                 if o.kind in ("clear error", "slow", "unclear error") and o.seconds is not None]
         rows.append("| " + " | ".join([name, str(len(outcomes))] + [str(c) for c in counts]
                                       + [seconds_text(times)]) + " |")
     return "\n".join(rows)

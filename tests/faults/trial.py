@@ -7,9 +7,12 @@ Outcomes, worst first (the table in docs/reliability.md counts them):
   crash         a rank or kolorun died without saying why (terminate, abort,
                 segfault), or kolorun printed no last line
   lost step     an elastic job lost or disagreed on a committed step
-  flood         more lines than the fault could justify
+  flood         more lines than the fault could justify (every line on
+                stderr counts: kolorun's, the store's log, the ranks')
   unclear error the job failed, but kolorun's last line or a rank's own
                 report does not name the root cause
+  slow          a clear error, but later than the case allows (a frozen
+                rank named after more than 10 s)
   clear error   the job failed, and kolorun's last line and every rank in
                 the job name the root cause
   ok            the job did what it should despite the fault (it finished,
@@ -32,7 +35,8 @@ from elastic_job import Job, environ_of, job_env, pids_with  # noqa: E402
 from test_launcher_faults import alive  # noqa: E402
 
 WORKER = os.path.join(LAUNCHER_TESTS, "fault_worker.py")
-OUTCOMES = ["ok", "clear error", "unclear error", "flood", "lost step", "crash", "orphans", "hang"]
+OUTCOMES = ["ok", "clear error", "slow", "unclear error", "flood", "lost step", "crash", "orphans",
+            "hang"]
 CRASH_WORDS = ("terminate called", "Segmentation fault", "core dumped", "signal 6 (SIGABRT)",
                "signal 11 (SIGSEGV)", "Fatal Python error")
 
@@ -117,7 +121,11 @@ def judge_failure(job, rc, cause, reports, fault_at, limit_hit=False):
 
 
 def judge_success(job, rc, fault_at, max_lines=20):
-    """The outcome of a job that should finish despite the fault."""
+    """The outcome of a job that should finish despite the fault, printing
+    at most `max_lines` lines on stderr. Every line counts, not only
+    kolorun's own: the store logs into kolorun's stderr as "[kolo ...
+    WARNING ...]", and a log flood is a flood whoever prints it. The ranks'
+    progress goes to stdout."""
     took = (job.ended or time.monotonic()) - fault_at if fault_at else None
     if rc is None:
         return Outcome("hang", took, job.report())
@@ -127,9 +135,9 @@ def judge_success(job, rc, fault_at, max_lines=20):
     text = job.stdout() + job.stderr()
     if any(w in text for w in CRASH_WORDS):
         return Outcome("crash", took, job.report())
-    if len(job.kolorun_lines()) > max_lines:
-        return Outcome("flood", took, f"{len(job.kolorun_lines())} kolorun lines\n"
-                                      f"{job.report()[:4000]}")
+    lines = job.stderr().splitlines()
+    if len(lines) > max_lines:
+        return Outcome("flood", took, f"{len(lines)} lines on stderr\n{job.report()[:4000]}")
     if rc != 0:
         return Outcome("unclear error", took, f"the job failed\n{job.report()}")
     return Outcome("ok", took, "")

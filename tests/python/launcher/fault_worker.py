@@ -7,7 +7,8 @@ words, not only kolorun's.
 
   --gap R:SECONDS[:gil]   rank R computes SECONDS before step 1 (":gil":
                           the first half inside a C call that holds the GIL)
-  --mismatch KIND:R       rank R submits step 1's tensor differently
+  --mismatch KIND:R       rank R submits step 1's tensor differently (KIND:
+                          root or one of MISMATCHES)
   --skip R                rank R never submits step 1's tensor
   --die R:STEP            rank R SIGKILLs itself at STEP
   --background            every rank starts a sleeping child, in a session
@@ -51,30 +52,45 @@ def compute(seconds, hold_gil):
     time.sleep(seconds)
 
 
+# --mismatch KIND:R: what every rank submits at step 1 when all must agree
+# (None: the usual allreduce), and what rank R submits instead. One kind per
+# check of the coordinator's (src/core/coordinator.cc) that a CPU job can
+# reach; "root": every rank broadcasts and rank R names another root.
+MISMATCHES = {
+    "shape": (None, lambda hvd, np, base: (hvd.allreduce, np.ones(7, np.float32), {})),
+    "dtype": (None, lambda hvd, np, base: (hvd.allreduce, base.astype(np.float64), {})),
+    "op": (None, lambda hvd, np, base: (hvd.allreduce, base, {"op": hvd.Max})),
+    "collective": (None, lambda hvd, np, base: (hvd.allgather, base, {})),
+    "prescale": (None, lambda hvd, np, base: (hvd.allreduce, base, {"prescale_factor": 2.0})),
+    "postscale": (None, lambda hvd, np, base: (hvd.allreduce, base, {"postscale_factor": 0.5})),
+    "allgather-shape": (lambda hvd, np, base: (hvd.allgather, base.reshape(256, 4), {}),
+                        lambda hvd, np, base: (hvd.allgather, base.reshape(128, 8), {})),
+    "process-set": (lambda hvd, np, base: (hvd.add_process_set, list(range(hvd.size())), {}),
+                    lambda hvd, np, base: (hvd.add_process_set, [0], {})),
+}
+
+
 def step_tensors(hvd, np, args, step):
-    """The (call, array, kwargs) of this rank's collectives at `step`."""
+    """The (call, argument, kwargs) of this rank's collectives at `step`."""
     rank = hvd.rank()
     base = np.full(1024, float(rank + step), dtype=np.float32)
-    calls = [(hvd.allreduce, base, {"name": f"grad.{step}", "op": hvd.Sum})]
+    usual = (hvd.allreduce, base, {"name": f"grad.{step}", "op": hvd.Sum})
     kind, _, who = args.mismatch.partition(":")
     if step != 1 or not kind:
-        return calls
-    if kind == "root":  # every rank broadcasts; one names another root
+        return [usual]
+    if kind == "root":
         return [(hvd.broadcast, base, {"name": f"grad.{step}",
                                        "root_rank": 1 if int(who) == rank else 0})]
-    if int(who) != rank:
-        return calls
-    if kind == "shape":
-        calls[0] = (hvd.allreduce, np.ones(7, np.float32), calls[0][2])
-    elif kind == "dtype":
-        calls[0] = (hvd.allreduce, base.astype(np.float64), calls[0][2])
-    elif kind == "op":
-        calls[0] = (hvd.allreduce, base, {"name": f"grad.{step}", "op": hvd.Max})
-    elif kind == "collective":
-        calls[0] = (hvd.allgather, base, {"name": f"grad.{step}"})
-    else:
+    if kind not in MISMATCHES:
         raise SystemExit(f"fault_worker: unknown mismatch kind {kind!r}")
-    return calls
+    agreed, culprits = MISMATCHES[kind]
+    call, argument, kwargs = (culprits if int(who) == rank else agreed or (lambda *_: usual))(
+        hvd, np, base)
+    if call is hvd.allreduce:  # the usual op, so only what the kind names differs
+        kwargs = {"op": hvd.Sum, **kwargs}
+    if call is not hvd.add_process_set:  # a process set has no name of its own
+        kwargs = {"name": f"grad.{step}", **kwargs}
+    return [(call, argument, kwargs)]
 
 
 def main():

@@ -1,9 +1,10 @@
 """Liveness at default settings, with real ranks under kolorun: a frozen
 rank (SIGSTOP) is named by every other rank and by kolorun's last line
 within a few seconds (the peer timeout, 6 s by default; the test allows
-20 s); a rank that computes for 40 s between collectives, half of it in a
-C call that holds the GIL, is not taken for a frozen one; a rank thawed
-(SIGCONT) before the timeout lets the job finish."""
+10 s, issue 27's target); a rank that computes for 40 s between
+collectives, half of it in a C call that holds the GIL, is not taken for a
+frozen one; a rank thawed (SIGCONT) before the timeout lets the job
+finish."""
 
 import os
 import re
@@ -19,7 +20,9 @@ from test_elastic import stop_jobs  # noqa: F401  (the fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "fault_worker.py")
-FROZEN_NAMED_WITHIN = 20  # seconds; the default peer timeout is 6 s
+# Seconds; the default peer timeout is 6 s, and the fault matrix measured
+# 5.95 s median, 6.65 s at most over 50 trials (docs/reliability.md).
+FROZEN_NAMED_WITHIN = 10
 
 
 def start(tmp_path, np_, *worker_args):
