@@ -164,7 +164,7 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     }
     entry.input = tensor.input;
     entry.output = tensor.output;
-    entry.handle = std::make_shared<HandleState>(pacer_);
+    entry.handle = std::make_shared<HandleState>(pacer_, progress_);
     handles.push_back(entry.handle);
     entries.push_back(std::move(entry));
   }
@@ -175,6 +175,7 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     return handles;
   }
   set->queue.push(std::move(entries));
+  progress_->submitted();
   // Noted under mutex_, so a cycle that starts after it finds the entries
   // queued. Only the first enqueue since the cycle began wakes the
   // background thread (which may be in a long idle pause).
@@ -305,6 +306,7 @@ void Engine::loop() {
       pacer_->wait_for_cycle(next_cycle);
       const Clock::time_point started = Clock::now();
       timeline_.mark_cycle_start();
+      withdraw_survived_error();
       cycle_ran_ = false;
       cycle_left_waiting_ = false;
       if (!run_cycle()) break;
@@ -420,10 +422,11 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     finish(Status(StatusCode::kInvalidArgument, response.error));
     // Every rank gets the same error; a program that ends on it then exits
     // non-zero, and kolorun's last line should say why, not only which rank
-    // exited first. A program that catches the error and goes on succeeds,
-    // and kolorun never reads the report.
-    if (!error_reported_) {
-      error_reported_ = true;
+    // exited first. A program that catches the error and goes on has the
+    // report withdrawn (withdraw_survived_error), so that a failure that
+    // ends it later is the one named.
+    if (!reported_error_) {
+      reported_error_ = response.error;
       report_to_launcher(response.error);
     }
     return;
@@ -509,8 +512,20 @@ void Engine::fail_everything(const Status& status, bool job_failed) {
 void Engine::report_to_launcher(const std::string& message) {
   // An elastic round's failures are the driver's to handle, not the job's end.
   if (elastic_round_ >= 0 || !store_) return;
-  rendezvous::report_failure(*store_, config_.rendezvous.prefix,
-                             fmt::format("rank {} reports: {}", config_.layout.rank, message));
+  rendezvous::report_failure(*store_, config_.rendezvous.prefix, config_.layout.rank, message);
+}
+
+void Engine::withdraw_survived_error() {
+  // Consumed every cycle, so that going on past an error nobody reported
+  // (a removed process set) cannot withdraw a later one.
+  const bool went_on = progress_->went_on_past_failure();
+  if (!went_on || !reported_error_) return;
+  // Every rank was given the error; the first of them to see its program go
+  // on withdraws it. One store round trip per error survived.
+  if (elastic_round_ < 0 && store_) {
+    rendezvous::withdraw_failure(*store_, config_.rendezvous.prefix, *reported_error_);
+  }
+  reported_error_.reset();
 }
 
 }  // namespace kolo::core

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "core/message.h"
 #include "core/output_pool.h"
 #include "core/process_set.h"
+#include "core/program_progress.h"
 #include "core/timeline.h"
 #include "rendezvous/store.h"
 
@@ -182,6 +184,9 @@ class Engine {
   // Leaves `message` for kolorun's last line (rendezvous/failure_report.h);
   // the store keeps the first report of the job.
   void report_to_launcher(const std::string& message);
+  // Withdraws the negotiation error this rank reported once the program has
+  // gone on past it (core/program_progress.h).
+  void withdraw_survived_error();
   // Autotune (engine_autotune.cc).
   void start_autotune();
   void record_for_autotune(ProcessSet& global, const std::vector<Response>& ran);
@@ -215,9 +220,13 @@ class Engine {
   std::vector<AppliedTuning> applied_tunings_ KOLO_GUARDED_BY(mutex_);
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
-  // Background thread only: a negotiation error (a mismatch, a stalled
-  // tensor) has been reported to the launcher; later ones are not.
-  bool error_reported_ = false;
+  // Background thread only: the negotiation error (a mismatch, a stalled
+  // tensor) reported to the launcher; later ones are not, until the program
+  // goes on past it and the report is withdrawn.
+  std::optional<std::string> reported_error_;
+  // Shared with the handles, which tell it when the program learns of a
+  // failure; enqueue tells it when the program submits again.
+  const std::shared_ptr<ProgramProgress> progress_ = std::make_shared<ProgramProgress>();
   Status failure_ KOLO_GUARDED_BY(mutex_);
   // Started as the constructor's last statement (see Engine::Engine).
   std::thread thread_;

@@ -1,6 +1,7 @@
 #include "core/handle_state.h"
 
 #include "core/cycle_pacer.h"
+#include "core/program_progress.h"
 
 namespace kolo::core {
 
@@ -18,7 +19,7 @@ void HandleState::complete(Status status) {
   const Status* final_status = mark_done(std::move(status), callback);
   if (final_status == nullptr) return;
   done_cv_.notify_all();
-  if (callback) callback(*final_status);
+  if (callback) run_callback(callback, *final_status);
 }
 
 void HandleState::complete_all(const std::vector<HandleState*>& handles, const Status& status) {
@@ -29,7 +30,7 @@ void HandleState::complete_all(const std::vector<HandleState*>& handles, const S
   for (size_t i = 0; i < handles.size(); ++i) {
     if (marked[i] == nullptr) continue;
     handles[i]->done_cv_.notify_all();
-    if (callbacks[i]) callbacks[i](*marked[i]);
+    if (callbacks[i]) handles[i]->run_callback(callbacks[i], *marked[i]);
   }
 }
 
@@ -64,8 +65,20 @@ void HandleState::wait() const {
 }
 
 Status HandleState::status() const {
-  MutexLock lock(mutex_);
-  return status_;
+  Status status;
+  {
+    MutexLock lock(mutex_);
+    status = status_;
+  }
+  if (!status.ok() && progress_) progress_->told_of_failure();
+  return status;
+}
+
+void HandleState::run_callback(const Callback& callback, const Status& status) const {
+  // The callback hands the status to the program (a framework's op, an
+  // event loop).
+  if (!status.ok() && progress_) progress_->told_of_failure();
+  callback(status);
 }
 
 void HandleState::on_complete(Callback callback) {
@@ -78,7 +91,7 @@ void HandleState::on_complete(Callback callback) {
     }
     final_status = &status_;  // never written again once done_ is set
   }
-  callback(*final_status);
+  run_callback(callback, *final_status);
 }
 
 }  // namespace kolo::core

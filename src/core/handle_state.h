@@ -29,7 +29,8 @@ struct HandleResult {
   int64_t value = -1;
 };
 
-class CyclePacer;  // core/cycle_pacer.h
+class CyclePacer;       // core/cycle_pacer.h
+class ProgramProgress;  // core/program_progress.h
 
 class HandleState {
  public:
@@ -38,7 +39,10 @@ class HandleState {
   HandleState() = default;
   // `pacer` hears when a caller starts waiting for this handle unfinished:
   // the end of a burst of enqueues, so the engine's cycle can start at once.
-  explicit HandleState(std::shared_ptr<CyclePacer> pacer) : pacer_(std::move(pacer)) {}
+  // `progress` hears when the program is told the operation failed (a
+  // status read, a callback), to know later whether it went on past it.
+  HandleState(std::shared_ptr<CyclePacer> pacer, std::shared_ptr<ProgramProgress> progress)
+      : pacer_(std::move(pacer)), progress_(std::move(progress)) {}
 
   // Marks the operation finished. The first call wins; later ones are
   // ignored (a response and a shutdown can race to finish a handle).
@@ -52,7 +56,7 @@ class HandleState {
   // Waits up to `timeout`; true once done.
   bool wait_for(std::chrono::nanoseconds timeout) const KOLO_EXCLUDES(mutex_);
   void wait() const KOLO_EXCLUDES(mutex_);
-  // Valid once done().
+  // Valid once done(). For the caller: the program is told of a failure.
   Status status() const KOLO_EXCLUDES(mutex_);
   // Written by the background thread before complete(); read by the caller
   // after done() (complete() publishes it).
@@ -67,8 +71,10 @@ class HandleState {
   // Returns the final status, or null when the handle was already done.
   const Status* mark_done(Status status, Callback& callback) KOLO_EXCLUDES(mutex_);
   void caller_waits() const KOLO_EXCLUDES(mutex_);
+  void run_callback(const Callback& callback, const Status& status) const;
 
   const std::shared_ptr<CyclePacer> pacer_;
+  const std::shared_ptr<ProgramProgress> progress_;
   mutable Mutex mutex_;
   mutable CondVar done_cv_;
   bool done_ KOLO_GUARDED_BY(mutex_) = false;

@@ -1,0 +1,56 @@
+"""A rank program for test_failure_report.py: a shape mismatch provoked on
+tensor "caught" is caught on every rank, then the job goes on, then it
+fails in the way MODE asks:
+
+  mismatch   a dtype mismatch on tensor "fatal", not caught
+  python     a Python error of the program's own (RuntimeError)
+  async      (no caught mismatch first) a shape mismatch on "first" whose
+             handle the program looks at only after submitting and
+             finishing three more tensors, as the rest of a backward pass
+             would; not caught
+
+Every mismatch is rank 0's tensor against the others'."""
+
+import sys
+import time
+
+import numpy as np
+
+import kolo.numpy as hvd
+
+
+def mismatched(kind, rank):
+    if kind == "shape":
+        return np.ones(4 if rank == 0 else 5, np.float32)
+    return np.ones(4, np.float32 if rank == 0 else np.float64)
+
+
+def main():
+    mode = sys.argv[1]
+    hvd.init()
+    rank = hvd.rank()
+    if mode == "async":
+        failing = hvd.allreduce_async(mismatched("shape", rank), name="first", op=hvd.Sum)
+        time.sleep(1)  # its error has arrived; the program has not looked
+        later = [hvd.allreduce_async(np.ones(4, np.float32), name=f"later.{i}", op=hvd.Sum)
+                 for i in range(3)]
+        for handle in later:
+            hvd.synchronize(handle)
+        hvd.synchronize(failing)
+        raise SystemExit("the shape mismatch passed")
+    try:
+        hvd.allreduce(mismatched("shape", rank), name="caught", op=hvd.Sum)
+        raise SystemExit("the shape mismatch passed")
+    except hvd.KoloInternalError as e:
+        print(f"rank {rank} caught: {e}", flush=True)
+    hvd.allreduce(np.ones(4, np.float32), name="after", op=hvd.Sum)  # the job goes on
+    print(f"rank {rank} went on", flush=True)
+    if mode == "mismatch":
+        hvd.allreduce(mismatched("dtype", rank), name="fatal", op=hvd.Sum)
+    elif mode == "python":
+        raise RuntimeError("the program's own failure")
+    raise SystemExit(f"survived_error_worker: mode {mode!r} did not fail")
+
+
+if __name__ == "__main__":
+    main()
