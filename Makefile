@@ -90,16 +90,15 @@ faults: python
 	timeout $$(( $(RUNS) * 600 )) $(PYTHON) tests/faults/matrix.py --runs $(RUNS)
 
 # The tests with real containers (tests/deploy/containers): the CPU image of
-# deploy/docker (built once per source state, then reused), the entrypoint,
-# and compose jobs that train, lose a worker and gain one. Not in `make test`:
-# from a fresh machine the image build alone takes longer than the rest of
-# the deploy tests (docs/benchmarks.md, "Container images"), and CI does not
-# run it yet: the image compiles Kolo from scratch, 15-35 minutes on 2 cores.
-# The next step is an image build that takes the wheel `make python` built.
-# Skipped, with the reason, without root or a Docker engine.
-container-test: $(TEST_DEPS_STAMP)
+# deploy/docker (built once per source state, from the wheel of this checkout
+# rather than compiling Kolo again inside it), the entrypoint, compose jobs
+# that train, lose a worker and gain one, the Helm chart's rendered pods
+# running seed 000's commands, and the MPIJob's pods as the MPI Operator makes
+# them, with data from a real S3 server. Part of `make test`. Skipped, with
+# the reason, without root or a Docker engine.
+container-test: python $(TEST_DEPS_STAMP)
 	./scripts/start-dockerd.sh || true
-	timeout 3300 $(PYTHON) -m pytest -x -q -p no:cacheprovider -s tests/deploy/containers
+	timeout 3300 $(PYTHON) -m pytest -x -q -p no:cacheprovider -rs tests/deploy/containers
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
@@ -122,7 +121,7 @@ fuzz: fuzz-smoke
 asan-test:
 	$(MAKE) unit-test BUILD_DIR=build-asan CMAKE_FLAGS="-DKOLO_WERROR=ON -DKOLO_SANITIZE=address"
 
-test: format-check unit-test python-test asan-test fuzz-smoke
+test: format-check unit-test python-test container-test asan-test fuzz-smoke
 
 # The main job: PyTorch training on two ranks, started the way users start
 # jobs (the Horovod-style MNIST example on the digits Debian's sklearn ships).

@@ -3,12 +3,12 @@ their own, each running systemd and sshd, reached by ansible-playbook over
 ssh as root with a key made for the test.
 
 Images (never pruned; other tests build kolo-test/* images beside these):
-  kolo-ansible/bookworm   Debian 12 minbase from mmdebstrap, made only if missing
-  kolo-ansible/host:HASH  + systemd, openssh-server, python3
-                          (ansible_hosts/Dockerfile; HASH is the Dockerfile's)
-The Kolo wheel is built from this checkout once per source hash, into
-build/ansible-test/wheels/HASH/, and the pip cache of the main host is kept in
-build/ansible-test/pip-cache, so a second test run downloads nothing again.
+  kolo-ansible/host:HASH  kolo-test/bookworm (local_builds.py) + systemd,
+                          openssh-server, python3 (ansible_hosts/Dockerfile;
+                          HASH is the Dockerfile's)
+The Kolo wheel the playbook installs is this checkout's (local_builds.py), and
+the pip cache of the main host is kept in build/ansible-test/pip-cache, so a
+second test run downloads nothing again.
 """
 
 import hashlib
@@ -16,20 +16,18 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
+
+from local_builds import BASE_IMAGE, ensure_base_image, image_exists
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOK_DIR = REPO / "deploy" / "ansible"
 HOST_IMAGE_DIR = Path(__file__).resolve().parent / "ansible_hosts"
 CACHE = REPO / "build" / "ansible-test"
-BASE_IMAGE = "kolo-ansible/bookworm"
 HOST_IMAGE = "kolo-ansible/host"
 HASH_LABEL = "kolo-ansible.hash"
 NICE = ["nice", "-n", "10"]
-# What goes into the wheel: the sources pip wheel compiles and packages.
-WHEEL_SOURCES = ["CMakeLists.txt", "pyproject.toml", "cmake", "include", "src", "python"]
 
 
 def run(argv, timeout, check=True, **kwargs):
@@ -56,18 +54,6 @@ def why_not_runnable():
     return None
 
 
-def image_exists(tag):
-    return run(["docker", "image", "inspect", tag], timeout=30, check=False).returncode == 0
-
-
-def ensure_base_image():
-    if image_exists(BASE_IMAGE):
-        return
-    # A pipeline in sh: mmdebstrap writes the tarball to stdout.
-    run(["sh", "-c", f"set -e; {' '.join(NICE)} mmdebstrap --quiet --variant=minbase bookworm - "
-         f"| docker import - {BASE_IMAGE}"], timeout=900)
-
-
 def ensure_host_image():
     """The derived image, rebuilt only when its Dockerfile changes."""
     digest = hashlib.sha256((HOST_IMAGE_DIR / "Dockerfile").read_bytes()).hexdigest()[:16]
@@ -79,33 +65,6 @@ def ensure_host_image():
                 f"{HASH_LABEL}={digest}", "-t", tag, str(HOST_IMAGE_DIR)],
         timeout=900, env={**os.environ, "DOCKER_BUILDKIT": "0"})
     return tag
-
-
-def source_hash():
-    """A hash of the files the wheel is built from, tracked or not (ignored ones excepted)."""
-    files = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--"]
-                + WHEEL_SOURCES, timeout=60, cwd=REPO).stdout.split("\0")
-    digest = hashlib.sha256()
-    for name in sorted(f for f in files if f):
-        path = REPO / name
-        if path.is_file():
-            digest.update(name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def ensure_wheel():
-    """The Kolo wheel of this checkout, built once per source hash."""
-    out = CACHE / "wheels" / source_hash()
-    wheels = sorted(out.glob("kolo-*.whl"))
-    if wheels:
-        return wheels[0]
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    run(NICE + [sys.executable, "-m", "pip", "wheel", "-q", "--disable-pip-version-check",
-                "--no-deps", "--no-build-isolation", str(REPO), "-w", str(tmp)],
-        timeout=2400, cwd=REPO)
-    tmp.rename(out)
-    return sorted(out.glob("kolo-*.whl"))[0]
 
 
 class Cluster:

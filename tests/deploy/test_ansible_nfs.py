@@ -14,8 +14,8 @@ import shutil
 
 import pytest
 
-from ansible_cluster import Cluster, ensure_host_image, ensure_wheel, run, run_playbook, \
-    why_not_runnable
+from ansible_cluster import Cluster, ensure_host_image, run, run_playbook, why_not_runnable
+from local_builds import ensure_wheel
 
 pytestmark = pytest.mark.timeout(2700)
 

@@ -1,19 +1,28 @@
 """The Docker engine and the images the container tests run: the engine is
-started if it is installed but not running (root only), the Debian 12 base
-image is made offline with mmdebstrap (no registry is reachable here), and
-the CPU image is built once per source state: its tag and label carry a hash
-of every file the build copies, so a second run reuses it instead of
-rebuilding."""
+started if it is installed but not running (root only), and the CPU image is
+built once per source state: its tag and label carry a hash of every file the
+build copies, so a second run reuses it instead of rebuilding.
 
-import hashlib
+The image is deploy/docker/Dockerfile.cpu as users build it, on the Debian 12
+base image made offline (no registry is reachable here), with one difference:
+its builder stage takes the wheel this checkout already built
+(KOLO_WHEEL=prebuilt, local_builds.ensure_wheel) instead of compiling Kolo
+again for 15-35 minutes. KOLO_TEST_IMAGE_COMPILE=1 builds it the users' way,
+compiling in the image.
+"""
+
 import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests" / "deploy"))
+from local_builds import ensure_base_image, ensure_wheel, files_hash  # noqa: E402
+
 DOCKERFILE = REPO / "deploy" / "docker" / "Dockerfile.cpu"
-BASE_IMAGE = "kolo-test/bookworm"
+WHEEL_DIR = REPO / "deploy" / "docker" / "wheels"
 CPU_REPOSITORY = "kolo-test/kolo"
 HASH_LABEL = "org.kolo.source-hash"
 LOCAL_CA_DIR = pathlib.Path("/usr/local/share/ca-certificates")
@@ -53,30 +62,6 @@ def image_exists(name):
     return docker("image", "inspect", name, check=False).returncode == 0
 
 
-def ensure_base_image():
-    """kolo-test/bookworm: a minimal Debian 12 made by mmdebstrap, imported."""
-    if image_exists(BASE_IMAGE):
-        return BASE_IMAGE
-    assert shutil.which("mmdebstrap"), "mmdebstrap is missing (scripts/install-deps.sh installs it)"
-    command = f"nice -n 10 mmdebstrap --quiet --variant=minbase bookworm - | docker import - {BASE_IMAGE}"
-    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True,
-                            timeout=900)
-    assert result.returncode == 0, f"making {BASE_IMAGE} failed:\n{result.stderr[-4000:]}"
-    return BASE_IMAGE
-
-
-def source_hash():
-    """sha256 over the path and bytes of every file the image is built from."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
-                             *BUILD_INPUTS], cwd=REPO, capture_output=True, check=True, timeout=60).stdout
-    digest = hashlib.sha256()
-    for name in sorted(set(filter(None, listed.decode().split("\0")))):
-        path = REPO / name
-        if path.is_file():
-            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 def local_ca_certificates():
     """The certificates this machine trusts beyond Debian's (a proxy that
     re-signs TLS, as here): the build needs them to reach PyPI."""
@@ -86,17 +71,28 @@ def local_ca_certificates():
 def ensure_cpu_image(timeout=3000):
     """The image of deploy/docker/Dockerfile.cpu for the current sources:
     reused when an image with the same source hash exists, else built."""
-    digest = source_hash()
-    tag = f"{CPU_REPOSITORY}:cpu-{digest[:16]}"
+    compile_in_image = os.environ.get("KOLO_TEST_IMAGE_COMPILE") == "1"
+    digest = files_hash(BUILD_INPUTS)
+    tag = f"{CPU_REPOSITORY}:cpu-{digest[:16]}{'-compiled' if compile_in_image else ''}"
     if image_exists(tag):
         label = docker("image", "inspect", "-f", f'{{{{index .Config.Labels "{HASH_LABEL}"}}}}', tag).stdout.strip()
         if label == digest:
             return tag
     base = ensure_base_image()
-    result = subprocess.run(
-        ["nice", "-n", "10", "docker", "build", "-q", "-f", str(DOCKERFILE), "--build-arg", f"BASE_IMAGE={base}",
-         "--build-arg", f"EXTRA_CA_CERTS={local_ca_certificates()}", "--label", f"{HASH_LABEL}={digest}",
-         "-t", tag, str(REPO)],
-        capture_output=True, text=True, timeout=timeout)
+    for stale in WHEEL_DIR.glob("kolo-*.whl"):
+        stale.unlink()
+    build_args = ["--build-arg", "KOLO_WHEEL=compile"]
+    if not compile_in_image:
+        shutil.copy2(ensure_wheel(), WHEEL_DIR)
+        build_args = ["--build-arg", "KOLO_WHEEL=prebuilt"]
+    try:
+        result = subprocess.run(
+            ["nice", "-n", "10", "docker", "build", "-q", "-f", str(DOCKERFILE), "--build-arg", f"BASE_IMAGE={base}",
+             *build_args, "--build-arg", f"EXTRA_CA_CERTS={local_ca_certificates()}",
+             "--label", f"{HASH_LABEL}={digest}", "-t", tag, str(REPO)],
+            capture_output=True, text=True, timeout=timeout)
+    finally:
+        for copied in WHEEL_DIR.glob("kolo-*.whl"):
+            copied.unlink()
     assert result.returncode == 0, f"building {tag} failed:\n{result.stdout[-3000:]}{result.stderr[-6000:]}"
     return tag

@@ -57,7 +57,7 @@ def _missing():
     return None
 
 
-def _write_tiny_imagenet(root, classes=2, train_per_class=16, val_per_class=4, seed=5):
+def write_tiny_imagenet(root, classes=2, train_per_class=16, val_per_class=4, seed=5):
     """ImageFolder trees as tiny-imagenet's train/ has them
     (train/<wnid>/images/*.JPEG; val/<wnid>/*.JPEG): small images whose
     colour says their class."""
@@ -96,7 +96,7 @@ def seed_paths():
             os.makedirs(os.path.dirname(script))
             shutil.copyfile(os.path.join(STAND_INS, os.path.basename(script)), script)
         write_mnist(os.path.join(os.path.dirname(MNIST_SCRIPT), "data"), train=2000, test=400)
-        _write_tiny_imagenet(TINY_IMAGENET)
+        write_tiny_imagenet(TINY_IMAGENET)
         yield
     finally:
         shutil.rmtree(HOROVOD, ignore_errors=True)
