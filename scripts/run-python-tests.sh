@@ -26,33 +26,37 @@ export KOLO_STALL_CHECK_TIME_SECONDS=${KOLO_STALL_CHECK_TIME_SECONDS:-10}
 export KOLO_STALL_SHUTDOWN_TIME_SECONDS=${KOLO_STALL_SHUTDOWN_TIME_SECONDS:-20}
 export PYTHONDONTWRITEBYTECODE=1
 pytest_args=(-x -q -p no:cacheprovider --timeout=300)
+# Each stage's header says how long the run has taken so far, so a CI log
+# shows where its time goes (.ci/run must stay within its budget).
+stage() { echo "== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
 
 for np in 2 3; do
-  echo "== python tests under kolorun -np $np"
+  stage "python tests under kolorun -np $np"
   timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" tests/python/multirank
 done
 # The Keras tests (with the elastic states and callbacks, and
 # SyncBatchNormalization) again under tf-keras (TF_USE_LEGACY_KERAS=1 makes
 # tf.keras the Keras 2 of the tf-keras package; the runs above use Keras 3).
 for np in 2 3; do
-  echo "== Keras tests under tf-keras (TF_USE_LEGACY_KERAS=1), kolorun -np $np"
+  stage "Keras tests under tf-keras (TF_USE_LEGACY_KERAS=1), kolorun -np $np"
   TF_USE_LEGACY_KERAS=1 timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" \
     tests/python/multirank/tf/test_keras_*.py tests/python/multirank/tf/test_elastic_*.py \
     tests/python/multirank/tf/test_sync_bn_tf.py
 done
 # Adasum runs on a power-of-two number of ranks only (at 3 its tests check
 # Horovod's refusal), so its tests run at 4 ranks as well.
-echo "== Adasum tests under kolorun -np 4"
+stage "Adasum tests under kolorun -np 4"
 timeout 600 "$kolorun" -np 4 "$python" -m pytest "${pytest_args[@]}" \
   tests/python/multirank/test_adasum.py tests/python/multirank/test_adasum_optimizer.py
-echo "== python launcher tests"
+stage "python launcher tests"
 # 1500 s: seed 002's TF-Keras script alone trains its CNN for 2 to 10 minutes
 # (test_elastic_seed_tf.py; it sets its own per-test limit).
 timeout 1500 "$python" -m pytest "${pytest_args[@]}" tests/python/launcher
-echo "== GPU tests (skipped with the reason where no GPU is usable: tests/gpu/run-on-device.sh)"
+stage "GPU tests (skipped with the reason where no GPU is usable: tests/gpu/run-on-device.sh)"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" -rs tests/gpu
-echo "== fault matrix, one randomized trial per case"
+stage "fault matrix, one randomized trial per case"
 timeout 900 "$python" -m pytest "${pytest_args[@]}" tests/faults
-echo "== deployment tests"
+stage "deployment tests"
 # The Ansible tests build images and a wheel on a fresh machine: a longer limit.
 timeout 2400 "$python" -m pytest "${pytest_args[@]}" tests/deploy --ignore=tests/deploy/containers
+stage "python tests done"
