@@ -419,6 +419,11 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     HandleState::complete_all(handles, status);
   };
   if (response.kind == Response::Kind::kError) {
+    const bool refuses_my_join = std::find(response.values.begin(), response.values.end(),
+                                           set.set_rank) != response.values.end();
+    // A joined rank has no entry for the refused tensor; its pending join()
+    // carries the error instead, or it would learn only "shut down" later.
+    if (refuses_my_join) entries.push_back(set.controller->take_entry("kolo.join"));
     finish(Status(StatusCode::kInvalidArgument, response.error));
     // Every rank gets the same error; a program that ends on it then exits
     // non-zero, and kolorun's last line should say why, not only which rank
