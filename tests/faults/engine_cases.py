@@ -31,6 +31,10 @@ MISMATCH_CAUSES = {
     "allgather-shape": lambda culprit: ("Mismatched shapes (all dimensions but the first must "
                                         "match) for allgather of tensor 'grad.1'"),
     "process-set": lambda culprit: "Mismatched process sets for add_process_set of tensor '",
+    # Not a mismatch of fields but of operations: the culprit joins while the
+    # others broadcast; the joined rank's join() must fail with the same words.
+    "joined": lambda culprit: (f"broadcast of tensor 'grad.1' cannot run while rank {culprit} "
+                               "has joined"),
 }
 
 

@@ -8,7 +8,7 @@ words, not only kolorun's.
   --gap R:SECONDS[:gil]   rank R computes SECONDS before step 1 (":gil":
                           the first half inside a C call that holds the GIL)
   --mismatch KIND:R       rank R submits step 1's tensor differently (KIND:
-                          root or one of MISMATCHES)
+                          root, joined or one of MISMATCHES)
   --skip R                rank R never submits step 1's tensor
   --die R:STEP            rank R SIGKILLs itself at STEP
   --background            every rank starts a sleeping child, in a session
@@ -81,6 +81,14 @@ def step_tensors(hvd, np, args, step):
     if kind == "root":
         return [(hvd.broadcast, base, {"name": f"grad.{step}",
                                        "root_rank": 1 if int(who) == rank else 0})]
+    if kind == "joined":
+        # Rank R joins (out of data) while the others broadcast, which the
+        # coordinator refuses while a rank has joined: every rank, the
+        # joined one too, must get its error.
+        if int(who) == rank:
+            return [(lambda _array: hvd.join(), None, {})]
+        root = 1 if int(who) == 0 else 0
+        return [(hvd.broadcast, base, {"name": f"grad.{step}", "root_rank": root})]
     if kind not in MISMATCHES:
         raise SystemExit(f"fault_worker: unknown mismatch kind {kind!r}")
     agreed, culprits = MISMATCHES[kind]
