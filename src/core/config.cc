@@ -61,6 +61,8 @@ EngineSettings read_engine_settings(const settings::Values& v) {
   e.stall_check_enabled = !v.boolean("KOLO_STALL_CHECK_DISABLE");
   e.stall_warning_time = v.duration<milliseconds>("KOLO_STALL_CHECK_TIME_SECONDS");
   e.stall_shutdown_time = v.duration<milliseconds>("KOLO_STALL_SHUTDOWN_TIME_SECONDS");
+  e.wedged_time = v.duration<milliseconds>("KOLO_ENGINE_WEDGED_SECONDS");
+  e.test_wedge_time = v.duration<milliseconds>("KOLO_TEST_WEDGE_ENGINE_SECONDS");
   e.backend = v.text("KOLO_BACKEND");
   e.output_cache_bytes = v.bytes("KOLO_OUTPUT_CACHE");
   return e;

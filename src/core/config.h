@@ -65,6 +65,12 @@ struct EngineSettings {
   // 0: never. Otherwise every pending operation fails once a tensor has
   // stalled this long.
   std::chrono::milliseconds stall_shutdown_time{0};
+  // The engine thread in its own code this long is wedged (engine_liveness.h);
+  // 0: never checked.
+  std::chrono::milliseconds wedged_time{std::chrono::seconds(5)};
+  // Test only (KOLO_TEST_WEDGE_ENGINE_SECONDS): the engine thread blocks this
+  // long after its first collective; no program can wedge it from Python.
+  std::chrono::milliseconds test_wedge_time{0};
   // "auto" or a name from backends::available_backends().
   std::string backend = "auto";
   // Freed outputs the engine keeps for reuse, at most this many bytes

@@ -166,6 +166,10 @@ Response Coordinator::build(const std::string& name, const Entry& entry) const {
         "{} of tensor '{}' cannot run while {} {} {} joined: only allreduce runs with joined ranks",
         op_type_name(first->op), name, joined_.size() == 1 ? "rank" : "ranks",
         fmt::join(joined_, ", "), joined_.size() == 1 ? "has" : "have");
+    // The joined ranks submitted nothing for this tensor, so only this list
+    // tells them: their join() fails with the same error (take_ready then
+    // releases them), so the root cause reaches every rank.
+    response.values.assign(joined_.begin(), joined_.end());
     return response;
   }
 
@@ -226,9 +230,19 @@ ResponseList Coordinator::take_ready() {
   std::sort(ready_names.begin(), ready_names.end());
 
   list.cacheable = joined_.empty();
+  bool refused_joined = false;
   for (const auto& [arrival, name] : ready_names) {
     list.responses.push_back(build(name, table_.at(name)));
+    const Response& built = list.responses.back();
+    refused_joined |= built.kind == Response::Kind::kError && !built.values.empty();
     table_.erase(name);
+  }
+  // Released only after every response is built: readiness above counted
+  // them as joined. Their join() has failed, so a rank that goes on joins
+  // again and counts as joined from then.
+  if (refused_joined) {
+    joined_.clear();
+    last_joined_ = -1;
   }
   if (!joined_.empty() && static_cast<int>(joined_.size()) == size_) {
     Response join;

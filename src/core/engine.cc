@@ -63,6 +63,14 @@ Engine::Engine(const Config& config, EngineOptions options)
       throw;
     }
   }
+  liveness_ = std::make_unique<EngineLiveness>(
+      config_.engine.wedged_time, global_backend_->peer_name(config_.layout.rank),
+      [this](const std::string& reason) {
+        KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, reason);
+        // The peers fail naming this rank and report it to kolorun; this
+        // rank's own engine thread, stuck, may never get to.
+        global_backend_->abort(reason);
+      });
   // The background thread starts last: a constructor that throws never runs
   // the destructor, and a joinable std::thread destroyed by the unwinding
   // terminates the process (SIGABRT instead of the error). Nothing that can
@@ -303,7 +311,9 @@ void Engine::loop() {
   int unanswered_cycles = 0;
   try {
     while (true) {
+      liveness_->waiting();
       pacer_->wait_for_cycle(next_cycle);
+      liveness_->working();
       const Clock::time_point started = Clock::now();
       timeline_.mark_cycle_start();
       withdraw_survived_error();
@@ -319,14 +329,17 @@ void Engine::loop() {
         next_cycle = started + pacer_->idle_pause(idle_cycles);
       }
     }
+    liveness_->waiting();  // done: whatever follows is not a cycle
     fail_everything(Status(StatusCode::kAborted, "Kolo has been shut down"), false);
   } catch (...) {
+    liveness_->waiting();
     Status status = status_from_current_exception();
     KOLO_LOG_ERROR("rank {}: {}", config_.layout.rank, status.message());
     // Tell the peers why, so their errors name the root cause too.
     global_backend_->abort(status.message());
     fail_everything(status, true);
   }
+  liveness_->waiting();  // the thread ends: a report's wait above marked it working
 }
 
 bool Engine::run_cycle() {
@@ -359,6 +372,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   }
   CycleOutcome outcome;
   try {
+    EngineLiveness::PeerWait waits(*liveness_);
     outcome = set.controller->negotiate(std::move(entries), want_shutdown);
   } catch (const Error& e) {
     std::string pending = set.controller->describe_pending();
@@ -419,6 +433,11 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     HandleState::complete_all(handles, status);
   };
   if (response.kind == Response::Kind::kError) {
+    const bool refuses_my_join = std::find(response.values.begin(), response.values.end(),
+                                           set.set_rank) != response.values.end();
+    // A joined rank has no entry for the refused tensor; its pending join()
+    // carries the error instead, or it would learn only "shut down" later.
+    if (refuses_my_join) entries.push_back(set.controller->take_entry("kolo.join"));
     finish(Status(StatusCode::kInvalidArgument, response.error));
     // Every rank gets the same error; a program that ends on it then exits
     // non-zero, and kolorun's last line should say why, not only which rank
@@ -437,11 +456,15 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     return;
   }
   if (operation_info(response.op).changes_process_sets) {
-    run_set_change(response, entries[0] ? &*entries[0] : nullptr);
+    {
+      EngineLiveness::PeerWait waits(*liveness_);
+      run_set_change(response, entries[0] ? &*entries[0] : nullptr);
+    }
     finish(Status::Ok());
     return;
   }
   try {
+    EngineLiveness::PeerWait waits(*liveness_);
     Executor(fusion_buffers_, *outputs_, &timeline_).run(*set.backend, response, entries);
   } catch (...) {
     // These entries already left the controller: fail them here, or their
@@ -453,6 +476,12 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     if (entries[i] && cacheable) set.controller->remember(entries[i]->request, response, i);
   }
   finish(Status::Ok());
+  if (config_.engine.test_wedge_time.count() > 0 && !test_wedged_) {
+    // KOLO_TEST_WEDGE_ENGINE_SECONDS: stuck in the engine's own code, marked
+    // working, so only its liveness watchdog can tell the peers.
+    test_wedged_ = true;
+    std::this_thread::sleep_for(config_.engine.test_wedge_time);
+  }
 }
 
 void Engine::run_set_change(const Response& response, TensorEntry* entry) {
@@ -512,6 +541,9 @@ void Engine::fail_everything(const Status& status, bool job_failed) {
 void Engine::report_to_launcher(const std::string& message) {
   // An elastic round's failures are the driver's to handle, not the job's end.
   if (elastic_round_ >= 0 || !store_) return;
+  // A store round trip (its own timeouts bound it); only while the thread runs.
+  std::optional<EngineLiveness::PeerWait> waits;
+  if (liveness_) waits.emplace(*liveness_);
   rendezvous::report_failure(*store_, config_.rendezvous.prefix, config_.layout.rank, message);
 }
 
@@ -523,6 +555,7 @@ void Engine::withdraw_survived_error() {
   // Every rank was given the error; the first of them to see its program go
   // on withdraws it. One store round trip per error survived.
   if (elastic_round_ < 0 && store_) {
+    EngineLiveness::PeerWait waits(*liveness_);
     rendezvous::withdraw_failure(*store_, config_.rendezvous.prefix, *reported_error_);
   }
   reported_error_.reset();

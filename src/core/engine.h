@@ -27,6 +27,7 @@
 #include "core/config.h"
 #include "core/cycle_pacer.h"
 #include "core/elastic_worker.h"
+#include "core/engine_liveness.h"
 #include "core/fusion.h"
 #include "core/handle_state.h"
 #include "core/message.h"
@@ -220,6 +221,7 @@ class Engine {
   std::vector<AppliedTuning> applied_tunings_ KOLO_GUARDED_BY(mutex_);
   bool cycle_ran_ = false;           // background thread only: this cycle ran a response
   bool cycle_left_waiting_ = false;  // background thread only: entries still wait after it
+  bool test_wedged_ = false;         // background thread only: KOLO_TEST_WEDGE_ENGINE_SECONDS
   // Background thread only: the negotiation error (a mismatch, a stalled
   // tensor) reported to the launcher; later ones are not, until the program
   // goes on past it and the report is withdrawn.
@@ -228,6 +230,9 @@ class Engine {
   // failure; enqueue tells it when the program submits again.
   const std::shared_ptr<ProgramProgress> progress_ = std::make_shared<ProgramProgress>();
   Status failure_ KOLO_GUARDED_BY(mutex_);
+  // Watches the background thread (engine_liveness.h); after
+  // global_backend_, so it stops before the backend it aborts goes.
+  std::unique_ptr<EngineLiveness> liveness_;
   // Started as the constructor's last statement (see Engine::Engine).
   std::thread thread_;
 };

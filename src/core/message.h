@@ -67,7 +67,8 @@ struct Response {
   std::vector<std::vector<int64_t>> shapes;
   // Allgather: first-dimension size of every rank, per tensor (tensor-major).
   // Join: the last rank to join. Process set add: the ranks of the set.
-  // Remove: the set's id.
+  // Remove: the set's id. Error refusing an operation while ranks have
+  // joined: those ranks (their join() fails with the error).
   std::vector<int64_t> values;
 
   bool operator==(const Response&) const = default;

@@ -1,6 +1,7 @@
 """Fault cases in a running engine job (fault_worker.py under kolorun, 2 to
 4 ranks, default settings unless the case is about one): a rank killed
-with SIGKILL or frozen with SIGSTOP at a random moment, every kind of
+with SIGKILL or frozen with SIGSTOP at a random moment, a rank whose
+engine thread is wedged, every kind of
 mismatch between ranks, a tensor one rank never submits. Each function runs
 one randomized trial and returns its trial.Outcome."""
 
@@ -31,6 +32,10 @@ MISMATCH_CAUSES = {
     "allgather-shape": lambda culprit: ("Mismatched shapes (all dimensions but the first must "
                                         "match) for allgather of tensor 'grad.1'"),
     "process-set": lambda culprit: "Mismatched process sets for add_process_set of tensor '",
+    # Not a mismatch of fields but of operations: the culprit joins while the
+    # others broadcast; the joined rank's join() must fail with the same words.
+    "joined": lambda culprit: (f"broadcast of tensor 'grad.1' cannot run while rank {culprit} "
+                               "has joined"),
 }
 
 
@@ -86,6 +91,14 @@ def _signal_at_random_moment(rng, job, np_, target, sig, early_share):
     return time.monotonic(), ready
 
 
+def _too_slow(outcome, within, fault, job):
+    """A clear error named more than `within` seconds after `fault` is "slow"."""
+    if outcome.kind != "clear error" or outcome.seconds <= within:
+        return outcome
+    return Outcome("slow", outcome.seconds, f"named {outcome.seconds:.2f} s after {fault}, "
+                                            f"more than {within} s\n{job.report()}")
+
+
 def _signal_trial(rng, workdir, sig, cause, early_share, limit_after_fault, within=None):
     """2-4 ranks training; a random rank (rank 0 too) gets `sig` at a random
     moment. Every rank running then, and kolorun's last line, must name it:
@@ -100,11 +113,7 @@ def _signal_trial(rng, workdir, sig, cause, early_share, limit_after_fault, with
         outcome = judge_failure(job, rc, cause.format(rank=target),
                                 read_reports(workdir, ready), fault_at,
                                 limit_hit=fault_at is None)
-        if within is not None and outcome.kind == "clear error" and outcome.seconds > within:
-            outcome = Outcome("slow", outcome.seconds,
-                              f"named {outcome.seconds:.2f} s after the signal, more than "
-                              f"{within} s\n{job.report()}")
-        return outcome
+        return _too_slow(outcome, within, "the signal", job) if within is not None else outcome
     finally:
         job.stop()
 
@@ -120,6 +129,34 @@ def sigstop(rng, workdir):
     return _signal_trial(rng, workdir, signal.SIGSTOP,
                          "rank {rank} (host localhost) stopped answering", 0.0, 30,
                          within=FROZEN_NAMED_WITHIN)
+
+
+def wedged_engine(rng, workdir):
+    """A rank whose engine thread is stuck in its own code (a test hook,
+    KOLO_TEST_WEDGE_ENGINE_SECONDS, from its first collective on) while its
+    transport thread keeps beating: at default settings every other rank and
+    kolorun's last line name it within 10 s of the wedge, although its
+    heartbeats never stop."""
+    np_ = rng.choice([2, 3, 4])
+    target = rng.randrange(np_)
+    job = _start(workdir, np_, ["--steps", 100000, "--step-sleep", 0.01, "--spare", target,
+                                "--wedge", target])
+    try:
+        # The wedge begins with the warm-up allreduce, just before the rank
+        # says it is ready: timed from then, a little late, never early.
+        deadline = time.monotonic() + 60
+        while target not in _ready(job) and job.process.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
+        fault_at = time.monotonic() if target in _ready(job) else None
+        rc = finish(job, 60)
+        others = set(range(np_)) - {target}
+        outcome = judge_failure(job, rc, f"rank {target} (host localhost) is wedged",
+                                read_reports(workdir, others), fault_at,
+                                limit_hit=fault_at is None)
+        return _too_slow(outcome, FROZEN_NAMED_WITHIN, "the wedge", job)
+    finally:
+        job.stop()
 
 
 def mismatch(rng, workdir):
@@ -166,6 +203,7 @@ def missing_tensor(rng, workdir):
 CASES = {
     "kill -9 a rank": kill9,
     "SIGSTOP a rank": sigstop,
+    "wedged engine thread": wedged_engine,
     "mismatch": mismatch,
     "tensor missing on one rank": missing_tensor,
 }

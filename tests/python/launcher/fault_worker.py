@@ -8,9 +8,12 @@ words, not only kolorun's.
   --gap R:SECONDS[:gil]   rank R computes SECONDS before step 1 (":gil":
                           the first half inside a C call that holds the GIL)
   --mismatch KIND:R       rank R submits step 1's tensor differently (KIND:
-                          root or one of MISMATCHES)
+                          root, joined or one of MISMATCHES)
   --skip R                rank R never submits step 1's tensor
   --die R:STEP            rank R SIGKILLs itself at STEP
+  --wedge R               rank R's engine thread blocks for 30 s after its
+                          first collective (KOLO_TEST_WEDGE_ENGINE_SECONDS,
+                          a test hook), while its transport thread beats
   --background            every rank starts a sleeping child, in a session
                           of its own on odd ranks (a daemon), which must
                           not outlive the job
@@ -38,6 +41,7 @@ def parse_args():
     parser.add_argument("--skip", type=int, default=-1)
     parser.add_argument("--die", default="")
     parser.add_argument("--spare", type=int, default=-1)
+    parser.add_argument("--wedge", type=int, default=-1)
     parser.add_argument("--background", action="store_true")
     parser.add_argument("--marker", default="", help="ignored: tells this job's processes apart")
     return parser.parse_args()
@@ -81,6 +85,14 @@ def step_tensors(hvd, np, args, step):
     if kind == "root":
         return [(hvd.broadcast, base, {"name": f"grad.{step}",
                                        "root_rank": 1 if int(who) == rank else 0})]
+    if kind == "joined":
+        # Rank R joins (out of data) while the others broadcast, which the
+        # coordinator refuses while a rank has joined: every rank, the
+        # joined one too, must get its error.
+        if int(who) == rank:
+            return [(lambda _array: hvd.join(), None, {})]
+        root = 1 if int(who) == 0 else 0
+        return [(hvd.broadcast, base, {"name": f"grad.{step}", "root_rank": root})]
     if kind not in MISMATCHES:
         raise SystemExit(f"fault_worker: unknown mismatch kind {kind!r}")
     agreed, culprits = MISMATCHES[kind]
@@ -97,6 +109,8 @@ def main():
     args = parse_args()
     if args.spare >= 0 and str(args.spare) != os.environ.get("KOLO_RANK", ""):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if str(args.wedge) == os.environ.get("KOLO_RANK", ""):
+        os.environ["KOLO_TEST_WEDGE_ENGINE_SECONDS"] = "30"  # read by init below
     import numpy as np
     import kolo.numpy as hvd
 

@@ -109,3 +109,19 @@ def test_a_mismatch_that_ends_the_job_is_named_in_kolorun_last_line(tmp_path, ki
     assert "Mismatched" in cause and "'grad.1'" in cause, cause
     last = [line for line in job.stderr.splitlines() if line.startswith("kolorun: ")][-1]
     assert last.startswith("kolorun: job failed: rank ") and cause in last, job.stderr
+
+
+def test_a_rank_that_has_joined_gets_the_error_of_the_operation_refused(tmp_path):
+    # Rank 1 joins while the others broadcast, which the coordinator refuses
+    # while a rank has joined. The joined rank submitted nothing, and its
+    # join() used to end only with "Kolo has been shut down".
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_worker.py")
+    job = subprocess.run([kolorun(), "-np", "3", sys.executable, worker, str(tmp_path),
+                          "--mismatch", "joined:1"], capture_output=True, text=True, timeout=120)
+    assert job.returncode == 1, job.stderr
+    reports = {r: (tmp_path / f"rank{r}.txt").read_text().split(": ", 1)[1] for r in range(3)}
+    cause = "broadcast of tensor 'grad.1' cannot run while rank 1 has joined"
+    assert all(cause in text for text in reports.values()), reports
+    assert len(set(reports.values())) == 1, reports
+    last = [line for line in job.stderr.splitlines() if line.startswith("kolorun: ")][-1]
+    assert cause in last, job.stderr

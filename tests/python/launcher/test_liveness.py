@@ -63,6 +63,27 @@ def test_a_frozen_rank_is_named_by_every_rank_and_kolorun_within_the_default_tim
     assert last.startswith("kolorun: job failed: ") and cause in last, context
 
 
+@pytest.mark.parametrize("np_, wedged", [(2, 1), (3, 0)])
+def test_a_wedged_engine_thread_is_named_by_every_rank_and_kolorun_within_the_default_bound(
+        tmp_path, stop_jobs, np_, wedged):
+    # Its transport thread keeps beating, so the peer timeout never fires:
+    # only the rank's own watchdog (KOLO_ENGINE_WEDGED_SECONDS, 5 s) tells.
+    # The wedge itself is a test hook (fault_worker.py --wedge).
+    job = start(tmp_path, np_, "--steps", 1000, "--step-sleep", 0.05, "--spare", wedged,
+                "--wedge", wedged)
+    stop_jobs.append(job)
+    ready_pids(job, np_)
+    wedged_by = time.monotonic()  # from its first collective, before it said ready
+    rc = job.wait(timeout=wedged_by - job.started + FROZEN_NAMED_WITHIN)
+    context = f"kolorun ended {time.monotonic() - wedged_by:.1f} s after the wedge\n" + job.report()
+    assert rc == 1, context
+    cause = f"rank {wedged} (host localhost) is wedged"
+    for rank in set(range(np_)) - {wedged}:
+        assert cause in report(tmp_path, rank), f"rank {rank}: {report(tmp_path, rank)}\n{context}"
+    last = job.kolorun_lines()[-1]
+    assert last.startswith("kolorun: job failed: ") and cause in last, context
+
+
 @pytest.mark.parametrize("gil", ["gil", "nogil"])
 def test_a_rank_computing_for_40_s_between_collectives_is_not_declared_lost(
         tmp_path, stop_jobs, gil):

@@ -68,14 +68,19 @@ TEST(Coordinator, JoinedRankCountsAsReadyForAllreduceOnly) {
   EXPECT_EQ(list.responses[1].kind, Response::Kind::kError);
   EXPECT_NE(list.responses[1].error.find("rank 2 has joined"), std::string::npos)
       << list.responses[1].error;
-  EXPECT_EQ(list.joined, (std::vector<int32_t>{2}));
+  // The refusal names the joined rank, whose join() fails with it, and
+  // releases it: it has to join again.
+  EXPECT_EQ(list.responses[1].values, (std::vector<int64_t>{2}));
+  EXPECT_TRUE(list.joined.empty());
   EXPECT_FALSE(list.cacheable);
   c.add(0, {req("kolo.join", OpType::kJoin)}, now);
   c.add(1, {req("kolo.join", OpType::kJoin)}, now);
+  EXPECT_TRUE(c.take_ready().responses.empty());
+  c.add(2, {req("kolo.join", OpType::kJoin)}, now);
   list = c.take_ready();
   ASSERT_EQ(list.responses.size(), 1u);
   EXPECT_EQ(list.responses[0].op, OpType::kJoin);
-  EXPECT_EQ(list.responses[0].values, (std::vector<int64_t>{1}));
+  EXPECT_EQ(list.responses[0].values, (std::vector<int64_t>{2}));
   EXPECT_TRUE(list.joined.empty());
 }
 

@@ -118,6 +118,27 @@ inline constexpr Spec kEngineSettings[] = {
               .names = "--stall-check-shutdown-time-seconds",
               .value_name = "SECONDS",
               .config_key = "stall_check.shutdown_time_seconds"}},
+    {.name = "KOLO_ENGINE_WEDGED_SECONDS",
+     .kind = Kind::kSeconds,
+     .fallback = "5",
+     .range = kZeroOrMore,
+     .section = kEngine,
+     .description = "liveness of the engine's own thread: a rank whose background thread has run "
+                    "its own code this long without coming back to a wait (for its next cycle, "
+                    "or on its peers in a negotiation or collective) is wedged, a completion "
+                    "callback that never returns or a deadlock, which its heartbeats (sent by "
+                    "the transport's thread) do not show. It aborts the job naming itself "
+                    "(\"rank 1 (host b) is wedged: ...\") on every rank and in kolorun's last "
+                    "line, whatever `KOLO_PEER_TIMEOUT_SECONDS`. 0: never"},
+    {.name = "KOLO_TEST_WEDGE_ENGINE_SECONDS",
+     .kind = Kind::kSeconds,
+     .fallback = "0",
+     .range = kZeroOrMore,
+     .section = kEngine,
+     .description = "test only (the fault matrix's wedged-engine case): after the first "
+                    "collective it runs, this rank's engine thread blocks this long in its own "
+                    "code, as a callback that never returns would, so that "
+                    "`KOLO_ENGINE_WEDGED_SECONDS` can be tested from a real job. 0: never"},
     {.name = "KOLO_BACKEND",
      .kind = Kind::kChoice,
      .fallback = "auto",
