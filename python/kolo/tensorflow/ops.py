@@ -97,6 +97,19 @@ def _tensor(value):
     return tf.convert_to_tensor(value)
 
 
+def _tensor_list(tensors, what):
+    if not isinstance(tensors, (list, tuple)):
+        raise ValueError(f"kolo: {what} takes a list of tensors")
+    return [tf.convert_to_tensor(t) for t in tensors]
+
+
+def _first_dim_unknown(out, tensor):
+    """`out` with the static shape known of a result whose first dimension
+    only the run decides: `tensor`'s other dimensions."""
+    out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
+    return out
+
+
 def _name_attr(name):
     return "" if name is None else str(name)
 
@@ -189,13 +202,24 @@ def allgather(tensor, name=None, ignore_name_scope=False, process_set=global_pro
     out = _run("KoloAllgather", {"tensor": tensor},
                {"process_set": process_set_id(process_set), "tensor_name": _name_attr(name)},
                1, name)[0]
-    out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
-    return out
+    return _first_dim_unknown(out, tensor)
 
 
-def grouped_allgather(tensors, name=None, process_set=global_process_set):
-    return [allgather(t, name=None if name is None else f"{name}.{i}", process_set=process_set)
-            for i, t in enumerate(tensors)]
+def grouped_allgather(tensors, name=None, ignore_name_scope=False,
+                      process_set=global_process_set):
+    """allgather of every tensor of the list as one negotiated unit (one
+    engine group; in a graph, one op)."""
+    del ignore_name_scope
+    tensors = _tensor_list(tensors, "grouped_allgather")
+    for tensor in tensors:
+        if tensor.shape.rank == 0:
+            raise ValueError("kolo: allgather needs a tensor of rank >= 1")
+    if not tensors:
+        return []
+    outs = _run("KoloGroupedAllgather", {"tensors": tensors},
+                {"process_set": process_set_id(process_set), "tensor_name": _name_attr(name)},
+                len(tensors), name)
+    return [_first_dim_unknown(out, t) for out, t in zip(outs, tensors)]
 
 
 def broadcast(tensor, root_rank, name=None, ignore_name_scope=False,
@@ -223,8 +247,7 @@ def alltoall(tensor, splits=None, name=None, ignore_name_scope=False,
     out, received = _run("KoloAlltoall", {"tensor": tensor, "splits": splits},
                          {"process_set": process_set_id(process_set),
                           "tensor_name": _name_attr(name)}, 2, name)
-    out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
-    return out, tf.cast(received, tf.int32)
+    return _first_dim_unknown(out, tensor), tf.cast(received, tf.int32)
 
 
 def reducescatter(tensor, device_dense="", compression=Compression.none, op=Average, name=None,
@@ -240,14 +263,23 @@ def reducescatter(tensor, device_dense="", compression=Compression.none, op=Aver
                {"reduce_op": _engine_op(op), "prescale": float(prescale_factor),
                 "postscale": float(postscale_factor), "process_set": process_set_id(process_set),
                 "tensor_name": _name_attr(name)}, 1, name)[0]
-    out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
-    return compression.decompress(out, ctx)
+    return compression.decompress(_first_dim_unknown(out, tensor), ctx)
 
 
 def grouped_reducescatter(tensors, device_dense="", compression=Compression.none, op=Average,
                           process_set=global_process_set, prescale_factor=1.0,
                           postscale_factor=1.0, name=None):
-    return [reducescatter(t, compression=compression, op=op,
-                          name=None if name is None else f"{name}.{i}", process_set=process_set,
-                          prescale_factor=prescale_factor, postscale_factor=postscale_factor)
-            for i, t in enumerate(tensors)]
+    """reducescatter of every tensor of the list as one negotiated unit (one
+    engine group; in a graph, one op)."""
+    del device_dense
+    op = resolve_op(op)
+    tensors = _tensor_list(tensors, "grouped_reducescatter")
+    if not tensors:
+        return []
+    pairs = [compression.compress(t) for t in tensors]
+    outs = _run("KoloGroupedReducescatter", {"tensors": [c for c, _ in pairs]},
+                {"reduce_op": _engine_op(op), "prescale": float(prescale_factor),
+                 "postscale": float(postscale_factor), "process_set": process_set_id(process_set),
+                 "tensor_name": _name_attr(name)}, len(tensors), name)
+    return [compression.decompress(_first_dim_unknown(out, t), ctx)
+            for out, t, (_, ctx) in zip(outs, tensors, pairs)]

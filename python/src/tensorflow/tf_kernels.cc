@@ -1,5 +1,6 @@
 // Kolo's TensorFlow ops (KoloAllreduce, KoloGroupedAllreduce, KoloAllgather,
-// KoloBroadcast, KoloAlltoall, KoloReducescatter) and their CPU kernels,
+// KoloGroupedAllgather, KoloBroadcast, KoloAlltoall, KoloReducescatter,
+// KoloGroupedReducescatter) and their CPU kernels,
 // declared through TensorFlow's C API (tf_c_api.h). A kernel reads its
 // inputs in place, submits them to the engine, and blocks until the engine
 // finished: eager ops run on the caller's thread, and inside tf.function the
@@ -141,6 +142,19 @@ void wait_ok(const Handle& handle) {
   if (!status.ok()) throw Exception(kolo::Status(StatusCode::kAborted, status.message()));
 }
 
+// wait_ok for every member of a group. Every member is waited for before
+// any error leaves: a mismatch can fail some members while others still
+// complete into memory the kernel owns (its inputs, its outputs), which must
+// outlive them (seen as a later abort when a Keras step mismatched).
+void wait_all_ok(const std::vector<Handle>& handles) {
+  kolo::Status first_error;
+  for (const Handle& handle : handles) {
+    kolo::Status status = handle.wait();
+    if (!status.ok() && first_error.ok()) first_error = std::move(status);
+  }
+  if (!first_error.ok()) throw Exception(kolo::Status(StatusCode::kAborted, first_error.message()));
+}
+
 // Kolo's failures as TensorFlow errors: bad arguments stay
 // InvalidArgumentError; failures of the job become AbortedError, which
 // kolo.tensorflow turns into KoloInternalError (HorovodInternalError).
@@ -254,16 +268,45 @@ void compute_grouped_allreduce(void* state, OpKernelContext* ctx) {
     }
     const std::vector<Handle> handles = Bridge::get().submit_group(
         [&](Engine& engine) { return engine.grouped_allreduce(views, out_data, config.reduce); });
-    // Every member is waited for before any error leaves: a mismatch can fail
-    // some members while others still complete into `outs`, which must
-    // outlive them (seen as a later abort when a Keras step mismatched).
-    kolo::Status first_error;
-    for (const Handle& handle : handles) {
-      kolo::Status status = handle.wait();
-      if (!status.ok() && first_error.ok()) first_error = std::move(status);
+    wait_all_ok(handles);
+  });
+}
+
+// The grouped ops whose results the engine allocates (allgather,
+// reducescatter): every input submitted as one group (one negotiation), the
+// results copied out once every member completed. `enqueue(engine, views)`
+// submits the group.
+template <typename Enqueue>
+void compute_group_copied_out(OpKernelContext* ctx, Enqueue&& enqueue) {
+  guarded(ctx, [&](const Api& api) {
+    const int count = api.NumInputs(ctx);
+    std::vector<ScopedTensor> ins;
+    std::vector<kolo::Tensor> views;
+    for (int i = 0; i < count; ++i) {
+      ins.push_back(input(api, ctx, i));
+      views.push_back(ins.back().view());
     }
-    if (!first_error.ok())
-      throw Exception(kolo::Status(StatusCode::kAborted, first_error.message()));
+    const std::vector<Handle> handles =
+        Bridge::get().submit_group([&](Engine& engine) { return enqueue(engine, views); });
+    wait_all_ok(handles);
+    for (int i = 0; i < count; ++i) {
+      copy_out(api, ctx, i, ins[static_cast<size_t>(i)].tf_dtype(),
+               handles[static_cast<size_t>(i)]);
+    }
+  });
+}
+
+void compute_grouped_allgather(void* state, OpKernelContext* ctx) {
+  const Config& config = *static_cast<Config*>(state);
+  compute_group_copied_out(ctx, [&](Engine& engine, const std::vector<kolo::Tensor>& views) {
+    return engine.grouped_allgather(views, {config.name, config.process_set});
+  });
+}
+
+void compute_grouped_reducescatter(void* state, OpKernelContext* ctx) {
+  const Config& config = *static_cast<Config*>(state);
+  compute_group_copied_out(ctx, [&](Engine& engine, const std::vector<kolo::Tensor>& views) {
+    return engine.grouped_reducescatter(views, config.reduce);
   });
 }
 
@@ -358,6 +401,7 @@ struct OpSpec {
 
 std::vector<OpSpec> op_specs() {
   const std::string type = std::string("T: ") + kTypes;
+  const std::string type_list = std::string("T: list(") + kTypes + ") >= 1";
   const std::vector<std::string> reduce_attrs = {"reduce_op: int", "prescale: float",
                                                  "postscale: float"};
   auto with = [](std::vector<std::string> attrs, const std::vector<std::string>& more) {
@@ -377,7 +421,7 @@ std::vector<OpSpec> op_specs() {
       {"KoloGroupedAllreduce",
        {"tensors: T"},
        {"outputs: T"},
-       with({std::string("T: list(") + kTypes + ") >= 1"}, reduce_attrs),
+       with({type_list}, reduce_attrs),
        same_shapes,
        create_reducing,
        compute_grouped_allreduce},
@@ -388,6 +432,13 @@ std::vector<OpSpec> op_specs() {
        unknown_shapes,
        create_plain,
        compute_allgather},
+      {"KoloGroupedAllgather",
+       {"tensors: T"},
+       {"outputs: T"},
+       with({type_list}, {}),
+       unknown_shapes,
+       create_plain,
+       compute_grouped_allgather},
       {"KoloBroadcast",
        {"tensor: T"},
        {"output: T"},
@@ -409,6 +460,13 @@ std::vector<OpSpec> op_specs() {
        unknown_shapes,
        create_reducing,
        compute_reducescatter},
+      {"KoloGroupedReducescatter",
+       {"tensors: T"},
+       {"outputs: T"},
+       with({type_list}, reduce_attrs),
+       unknown_shapes,
+       create_reducing,
+       compute_grouped_reducescatter},
   };
 }
 

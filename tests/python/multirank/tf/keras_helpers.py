@@ -35,8 +35,9 @@ def data(rows=BATCH, seed=7):
     return x, y
 
 
-def model(seed=11):
-    """A small MLP with weights from `seed` (not Keras's global RNG)."""
+def model(seed=11, keras=keras):
+    """A small MLP with weights from `seed` (not Keras's global RNG), made
+    with `keras` (tf.keras unless given another Keras module)."""
     m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="tanh"),
                           keras.layers.Dense(1)])
     rng = np.random.default_rng(seed)

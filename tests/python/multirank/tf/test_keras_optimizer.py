@@ -1,9 +1,11 @@
 """kolo.tensorflow.keras.DistributedOptimizer under model.fit: N ranks
 each on B/N rows of every batch end with the weights of one process on the
 full batch (averaged gradients of equal shards are the batch's gradient);
-backward_passes_per_step sums or averages k passes; groups split the
-exchange; the traced step holds one grouped allreduce. Runs under Keras 3
-and under tf-keras (keras_helpers)."""
+backward_passes_per_step sums or averages k passes; groups (and the
+deprecated num_groups) split the exchange; op=Sum is n times the rate;
+gradient_predivide_factor scales before and after the sum; fp16
+compression sends halves; the traced step holds one grouped allreduce.
+Runs under Keras 3 and under tf-keras (keras_helpers)."""
 
 import numpy as np
 import pytest
@@ -81,24 +83,89 @@ def test_backward_passes_leave_weights_alone_between_updates():
     assert not np.array_equal(dist.get_weights()[0], before[0])
 
 
-@pytest.mark.parametrize("groups", ["two", "by-layer"])
-def test_groups_change_the_messages_not_the_result(groups):
+def shards_and_one(dist_optimizer, single_optimizer, epochs=3):
+    """Weights after `epochs` of fit: each rank on its B/N rows of every
+    batch with `dist_optimizer` (made for the model), one process on the
+    full batches with `single_optimizer`; both from the same weights."""
     x, y = data()
     n, r = hvd.size(), hvd.rank()
     dist = model()
-    split = 2 if groups == "two" else [dist.layers[0].trainable_variables]
-    dist.compile(loss="mse", optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(0.1),
-                                                                groups=split))
-    fit(dist, shard(x, r, n), shard(y, r, n), BATCH // n, epochs=3)
+    dist.compile(loss="mse", optimizer=dist_optimizer(dist))
+    fit(dist, shard(x, r, n), shard(y, r, n), BATCH // n, epochs=epochs)
     single = model()
-    single.compile(loss="mse", optimizer=keras.optimizers.SGD(0.1))
-    fit(single, x, y, BATCH, epochs=3)
-    for got, want in zip(dist.get_weights(), single.get_weights()):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    single.compile(loss="mse", optimizer=single_optimizer)
+    fit(single, x, y, BATCH, epochs=epochs)
+    return dist.get_weights(), single.get_weights()
 
 
-def _traced_exchange_ops(optimizer, m, x, y):
-    """Op types of the Kolo allreduces in one traced training step."""
+def assert_close(got, want, rtol=1e-4, atol=1e-5):
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("groups", ["two", "by-layer"])
+def test_groups_change_the_messages_not_the_result(groups):
+    def make(m):
+        split = 2 if groups == "two" else [m.layers[0].trainable_variables]
+        return hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), groups=split)
+
+    assert_close(*shards_and_one(make, keras.optimizers.SGD(0.1)))
+
+
+def test_num_groups_is_groups_under_its_deprecated_name():
+    x, y = data()
+    with pytest.warns(DeprecationWarning, match="num_groups is deprecated"):
+        traced = hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), num_groups=2)
+    assert [op.type for op in _traced_exchange(traced, model(), x, y)] == \
+        ["KoloGroupedAllreduce"] * 2
+    with pytest.warns(DeprecationWarning):
+        got, want = shards_and_one(
+            lambda m: hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), num_groups=2),
+            keras.optimizers.SGD(0.1))
+    assert_close(got, want)
+
+
+def test_op_sum_adds_the_ranks_gradients():
+    """Summed shard means are n times the batch's mean gradient: with SGD,
+    one process on the batch at n times the rate."""
+    got, want = shards_and_one(
+        lambda m: hvd.DistributedOptimizer(keras.optimizers.SGD(0.05), op=hvd.Sum),
+        keras.optimizers.SGD(0.05 * hvd.size()))
+    assert_close(got, want)
+
+
+def test_gradient_predivide_factor_splits_the_average():
+    """Factor f: each rank scales by 1/f before the sum and by f/n after it
+    (the op's prescale and postscale), which is still the average."""
+    x, y = data()
+    opt = hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), gradient_predivide_factor=4.0)
+    (op,) = _traced_exchange(opt, model(), x, y)
+    assert op.get_attr("reduce_op") == 1  # the engine's Average, which divides by n
+    assert op.get_attr("prescale") == pytest.approx(0.25)
+    assert op.get_attr("postscale") == pytest.approx(4.0)
+    got, want = shards_and_one(
+        lambda m: hvd.DistributedOptimizer(keras.optimizers.SGD(0.1),
+                                           gradient_predivide_factor=4.0),
+        keras.optimizers.SGD(0.1))
+    assert_close(got, want)
+
+
+def test_fp16_compression_sends_half_and_stays_close():
+    x, y = data()
+    opt = hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), compression=hvd.Compression.fp16)
+    (op,) = _traced_exchange(opt, model(), x, y)
+    assert op.get_attr("T") == [tf.float16] * 4  # two kernels and two biases, as halves
+    got, want = shards_and_one(
+        lambda m: hvd.DistributedOptimizer(keras.optimizers.SGD(0.1),
+                                           compression=hvd.Compression.fp16),
+        keras.optimizers.SGD(0.1))
+    assert all(g.dtype == np.float32 for g in got)
+    # Within half precision's rounding of each step's gradients (~1e-3).
+    assert_close(got, want, rtol=1e-2, atol=1e-3)
+
+
+def _traced_exchange(optimizer, m, x, y):
+    """The Kolo allreduce ops of one traced training step."""
     variables = m.trainable_variables
 
     @tf.function
@@ -112,16 +179,15 @@ def _traced_exchange_ops(optimizer, m, x, y):
         return loss
 
     graph = step.get_concrete_function(tf.constant(x), tf.constant(y)).graph
-    return [op.type for op in graph.get_operations() if op.type.startswith("KoloAllreduce")
-            or op.type.startswith("KoloGroupedAllreduce")]
+    return [op for op in graph.get_operations()
+            if op.type in ("KoloAllreduce", "KoloGroupedAllreduce")]
 
 
 @pytest.mark.parametrize("groups,expected", [(None, 1), (2, 2)])
 def test_a_traced_step_exchanges_all_gradients_in_one_grouped_op(groups, expected):
     x, y = data()
-    m = model()
     opt = hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), groups=groups)
-    found = _traced_exchange_ops(opt, m, x, y)
+    found = [op.type for op in _traced_exchange(opt, model(), x, y)]
     assert found == ["KoloGroupedAllreduce"] * expected, found
 
 

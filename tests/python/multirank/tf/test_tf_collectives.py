@@ -87,6 +87,28 @@ def test_allgather(dtype, mode, case):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_grouped_allgather(dtype, mode, case):
+    """Three members of different row counts, widths and dtypes: set rank k
+    gives k + 1 rows of the first, one of the second, 2(k + 1) of the third."""
+    if not case.included:
+        return
+    k = case.k
+
+    def inputs(r, j):
+        return [value(r, j + 1, dtype), value(r, 1, dtype, cols=2),
+                value(r, 2 * (j + 1), tf.float64, cols=1)]
+
+    outs = run(mode, lambda *xs: hvd.grouped_allgather(list(xs), name=case.tag,
+                                                       process_set=case.process_set),
+               *inputs(case.me, k))
+    assert [o.dtype for o in outs] == [dtype, dtype, tf.float64]
+    for i, out in enumerate(outs):
+        want = np.concatenate([as_np(inputs(r, j)[i]) for j, r in enumerate(case.ranks)])
+        np.testing.assert_array_equal(as_np(out), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
 def test_broadcast(dtype, mode, case):
     if not case.included:
         return
@@ -134,6 +156,80 @@ def test_reducescatter(dtype, mode, case):
     stop = 2 if case.k == 0 else case.k + 2
     assert out.dtype == dtype
     np.testing.assert_array_equal(as_np(out), total[start:stop])
+
+
+def block(rows, n, k):
+    """Set rank k's rows of a reducescatter of `rows` rows: the first
+    rows % n ranks get one row more."""
+    base, extra = divmod(rows, n)
+    start = k * base + min(k, extra)
+    return slice(start, start + base + (k < extra))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", NUMERIC, ids=REDUCE_IDS)
+def test_grouped_reducescatter(dtype, mode, case):
+    """Two members, n + 1 and 2n rows (uneven and even blocks), and a
+    float64 third: each rank keeps its block of every sum."""
+    if not case.included:
+        return
+    n = case.n
+
+    def inputs(r):
+        return [value(r, n + 1, dtype), value(r, 2 * n, dtype, cols=2),
+                value(r, n, tf.float64, cols=1)]
+
+    outs = run(mode, lambda *xs: hvd.grouped_reducescatter(
+        list(xs), op=hvd.Sum, name=case.tag, process_set=case.process_set), *inputs(case.me))
+    assert [o.dtype for o in outs] == [dtype, dtype, tf.float64]
+    for i, out in enumerate(outs):
+        total = sum(as_np(inputs(r)[i]) for r in case.ranks)
+        rows = total.shape[0]
+        np.testing.assert_array_equal(as_np(out), total[block(rows, n, case.k)])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grouped_reducescatter_average_scaling_and_fp16(mode, case):
+    """Average (the default), then the scale factors, and fp16 compression
+    of float32 members (exact here: small integers)."""
+    if not case.included:
+        return
+    n, k = case.n, case.k
+
+    def body(x, y):
+        avg = hvd.grouped_reducescatter([x, y], name=case.tag + ".avg",
+                                        process_set=case.process_set)
+        scaled = hvd.grouped_reducescatter([x, y], op=hvd.Sum, prescale_factor=0.5,
+                                           postscale_factor=4.0, name=case.tag + ".scaled",
+                                           compression=hvd.Compression.fp16,
+                                           process_set=case.process_set)
+        return avg + scaled
+
+    outs = run(mode, body, value(case.me, n + 1, tf.float32),
+               value(case.me, 2 * n, tf.float64, cols=2))
+    assert [o.dtype for o in outs] == [tf.float32, tf.float64] * 2
+    for i, (rows, cols) in enumerate([(n + 1, 3), (2 * n, 2)]):
+        total = sum(value_np(r, rows, cols) for r in case.ranks)[block(rows, n, k)]
+        np.testing.assert_allclose(as_np(outs[i]), total / n, rtol=1e-6)
+        np.testing.assert_allclose(as_np(outs[2 + i]), total * 2.0, rtol=1e-6)
+
+
+def test_grouped_gather_and_scatter_are_one_op_in_a_graph():
+    """Inside tf.function a grouped allgather or reducescatter is one Kolo
+    op node for the whole list (one negotiation), not one per tensor.
+    Tracing only: nothing runs."""
+    @tf.function
+    def body(x, y):
+        return (hvd.grouped_allgather([x, y]), hvd.grouped_reducescatter([x, y]))
+
+    spec = tf.TensorSpec([6, 2], tf.float32)
+    types = [op.type for op in body.get_concrete_function(spec, spec).graph.get_operations()]
+    kolo_ops = sorted(t for t in types if t.startswith("Kolo"))
+    assert kolo_ops == ["KoloGroupedAllgather", "KoloGroupedReducescatter"], kolo_ops
+
+
+def test_grouped_of_an_empty_list_is_empty():
+    assert hvd.grouped_allgather([]) == [] and hvd.grouped_reducescatter([]) == []
 
 
 @pytest.mark.parametrize("mode", MODES)

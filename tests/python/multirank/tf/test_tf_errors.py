@@ -33,15 +33,30 @@ def test_dtype_mismatch_in_function():
     with pytest.raises(tf.errors.AbortedError, match="tf.err.dtype") as info:
         tf.function(lambda t: hvd.allreduce(t, name="tf.err.dtype"))(x)
     assert "float32" in info.value.message and "float64" in info.value.message
+    same_on_every_rank(info.value.message)
     works_after()
 
 
 def test_op_and_root_mismatch():
     op = hvd.Sum if hvd.rank() == 0 else hvd.Max
-    with pytest.raises(hvd.KoloInternalError, match="tf.err.op"):
+    with pytest.raises(hvd.KoloInternalError, match="tf.err.op") as info:
         hvd.allreduce(tf.ones([2]), op=op, name="tf.err.op")
-    with pytest.raises(hvd.KoloInternalError, match="tf.err.root"):
+    same_on_every_rank(str(info.value))
+    with pytest.raises(hvd.KoloInternalError, match="tf.err.root") as info:
         hvd.broadcast(tf.ones([2]), root_rank=hvd.rank(), name="tf.err.root")
+    same_on_every_rank(str(info.value))
+    works_after()
+
+
+def test_op_and_root_mismatch_in_function():
+    op = hvd.Sum if hvd.rank() == 0 else hvd.Max
+    with pytest.raises(tf.errors.AbortedError, match="tf.err.fn.op") as info:
+        tf.function(lambda t: hvd.allreduce(t, op=op, name="tf.err.fn.op"))(tf.ones([2]))
+    same_on_every_rank(info.value.message)
+    with pytest.raises(tf.errors.AbortedError, match="tf.err.fn.root") as info:
+        tf.function(lambda t: hvd.broadcast(t, root_rank=hvd.rank(), name="tf.err.fn.root"))(
+            tf.ones([2]))
+    same_on_every_rank(info.value.message)
     works_after()
 
 

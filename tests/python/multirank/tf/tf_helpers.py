@@ -43,3 +43,12 @@ def as_np(tensor):
     if tensor.dtype.is_floating:
         return tf.cast(tensor, tf.float64).numpy()
     return tf.cast(tensor, tf.int64).numpy()
+
+
+def embedding_data(rows, vocab, seed=5):
+    """`rows` pairs of token ids below `vocab` (so ids repeat within and
+    across the ranks' shards) and a float target per row."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, vocab, size=(rows, 2)).astype(np.int32)
+    y = rng.normal(size=(rows, 1)).astype(np.float32)
+    return ids, y
