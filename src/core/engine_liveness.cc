@@ -33,17 +33,20 @@ void EngineLiveness::watch() {
   // A few checks per bound: the wedge is named at most a quarter late.
   const auto period =
       std::max<std::chrono::milliseconds>(bound_ / 4, std::chrono::milliseconds(10));
-  MutexLock lock(mutex_);
-  while (!stop_) {
-    stop_cv_.wait_until(mutex_, Clock::now() + period);
-    if (stop_) return;
+  while (true) {
+    {
+      MutexLock lock(mutex_);
+      if (!stop_) stop_cv_.wait_until(mutex_, Clock::now() + period);
+      if (stop_) return;
+    }
     const int64_t since = since_ns_.load(std::memory_order_relaxed);
     if (since == kWaiting) continue;
     const auto stuck = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::nanoseconds(now_ns() - since));
     if (stuck <= bound_) continue;
-    // Once: the backend is poisoned from here on, and the engine thread, if
-    // it ever returns, fails with the same cause.
+    // Once, without the lock (the destructor waits for it): the backend is
+    // poisoned from here on, and the engine thread, if it ever returns,
+    // fails with the same cause.
     abort_(wedged_reason(who_, stuck));
     return;
   }
