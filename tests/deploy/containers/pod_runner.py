@@ -99,15 +99,15 @@ class PodCluster:
         """The files of a ConfigMap or Secret volume, as the kubelet lays them out."""
         name = volume["name"]
         if "secret" in volume:
-            source, store, key_name, default_mode = volume["secret"], self.secrets, "secretName", 0o644
+            source, store, key_name = volume["secret"], self.secrets, "secretName"
         else:
-            source, store, key_name, default_mode = volume["configMap"], self.config_maps, "name", 0o644
+            source, store, key_name = volume["configMap"], self.config_maps, "name"
         _refuse_unknown("volume source", source, {key_name, "defaultMode", "items", "optional"})
         data = store.get(source[key_name])
         assert data is not None or source.get("optional"), f"volume {name}: {source[key_name]} does not exist"
         folder = pod_dir / "volumes" / name
         folder.mkdir(parents=True)
-        mode = source.get("defaultMode", default_mode)
+        mode = source.get("defaultMode", 0o644)  # Kubernetes' default for both kinds
         items = source.get("items") or [{"key": k, "path": k} for k in sorted(data or {})]
         for item in items:
             assert item["key"] in data, f"volume {name}: no key {item['key']} in {source[key_name]}"
@@ -120,7 +120,7 @@ class PodCluster:
         return folder
 
     # ---- pods ----
-    def run_pod(self, name, spec, hostname=None, subdomain=None, extra_env=None, extra_mounts=(), services=()):
+    def run_pod(self, name, spec, hostname=None, subdomain=None, extra_mounts=(), services=()):
         """Starts the pod's one container; returns a Pod. `extra_mounts`
         (host path, container path) stand for what the user's image carries;
         `services` name Services that select the pod, whose DNS names point
@@ -147,11 +147,11 @@ class PodCluster:
                 user += f":{security['runAsGroup']}"
             argv += ["--user", user]
         if security.get("runAsNonRoot"):
-            assert security.get("runAsUser", 1000) != 0, "runAsNonRoot with runAsUser 0"
+            assert security.get("runAsUser") != 0, "runAsNonRoot with runAsUser 0"
         fs_group = security.get("fsGroup")
         if fs_group is not None:
             argv += ["--group-add", str(fs_group)]
-        argv += self._env_args(container, extra_env or {})
+        argv += self._env_args(container)
         argv += self._resource_args(container.get("resources") or {})
         argv += self._mount_args(spec, container, pod_dir, fs_group)
         for host_path, container_path in extra_mounts:
@@ -175,7 +175,7 @@ class PodCluster:
             self._publish(pod)
         return pod
 
-    def _env_args(self, container, extra_env):
+    def _env_args(self, container):
         argv = []
         for source in container.get("envFrom") or []:
             _refuse_unknown("envFrom", source, {"secretRef"})
@@ -187,8 +187,6 @@ class PodCluster:
         for variable in container.get("env") or []:
             _refuse_unknown("env", variable, {"name", "value"})
             argv += ["-e", f"{variable['name']}={variable.get('value', '')}"]
-        for key, value in extra_env.items():
-            argv += ["-e", f"{key}={value}"]
         return argv
 
     @staticmethod
@@ -271,11 +269,10 @@ class PodCluster:
         docker("network", "disconnect", self.dns_network, pod.container)
         docker("network", "connect", *aliases, self.dns_network, pod.container)
 
-    def exec(self, pod, command, timeout, user=None):
+    def exec(self, pod, command, timeout):
         """`kubectl exec POD -- bash -c COMMAND`: as the container's user, in
         its working directory."""
-        argv = ["exec"] + (["--user", user] if user else []) + [pod.container, "bash", "-c", command]
-        return docker(*argv, check=False, timeout=timeout)
+        return docker("exec", pod.container, "bash", "-c", command, check=False, timeout=timeout)
 
     def wait_for_file(self, pod, path, timeout=60):
         deadline = time.monotonic() + timeout
