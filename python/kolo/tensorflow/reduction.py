@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from kolo.common.grouping import split_evenly
 from kolo.common.reduce_ops import Average, resolve_op
+from kolo.common.runtime import runtime
 from kolo.tensorflow.ops import grouped_allreduce
 
 
@@ -52,11 +53,22 @@ def _split(present, variables, groups):
     return parts
 
 
+def _exchange_is_identity():
+    """True in a job of one process that is not elastic: every reduction
+    over it is the identity, so the gradients need not reach the engine
+    (Horovod skips there too). An elastic job always exchanges, because a
+    tf.function traced at size 1 keeps its ops when the job grows."""
+    engine = runtime().engine()
+    return engine.size == 1 and not runtime().is_elastic()
+
+
 def reduce_gradients(grads, compression, sparse_as_dense, op, gradient_predivide_factor,
                      process_set, groups=None, variables=None):
     """`grads` (None entries kept) reduced over the set. With
     gradient_predivide_factor f and Average: each rank scales by 1/f before
-    the sum and by f/size after it, as Horovod does."""
+    the sum and by f/size after it, as Horovod does. In a one-process job
+    that is not elastic they come back as they are (sparse_as_dense still
+    applied, so their types do not depend on the job's size)."""
     op = resolve_op(op)
     prescale, postscale = 1.0, 1.0
     if gradient_predivide_factor != 1.0:
@@ -68,6 +80,8 @@ def reduce_gradients(grads, compression, sparse_as_dense, op, gradient_predivide
     if sparse_as_dense:
         grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
                  for g in grads]
+    if _exchange_is_identity():
+        return grads
     out = list(grads)
     for part in _split(present, variables, groups):
         reduced = grouped_allreduce([grads[i] for i in part], compression=compression, op=op,
