@@ -97,6 +97,11 @@ struct InitOptions {
   // backend. A rank not in `mpi_ranks` gets kInvalidArgument.
   std::vector<int> mpi_ranks{};
   const void* mpi_comm = nullptr;
+  // What the previous Engine of this process reported as the job's failure
+  // and nothing withdrew (its standing_failure_report() after shutdown):
+  // once the program submits to this Engine, it has gone on past that
+  // failure, and kolorun's last line stops naming it.
+  std::string survived_failure_report{};
 };
 
 // The completion of one operation. Copies share the same operation. A
@@ -179,6 +184,10 @@ class Engine {
   // Members of this round that were in no earlier round (they need the
   // others' state).
   int elastic_newcomers() const;
+  // The failure this Engine reported for kolorun's last line (a mismatch, a
+  // stalled tensor) that the program has not gone on past; empty if none.
+  // Read after shutdown(), to hand to the next Engine (InitOptions).
+  std::string standing_failure_report() const;
   // What the launcher announced after `acked` (one store read when nothing
   // changed). Not collective: a binding makes all ranks agree (rank 0 reads,
   // then broadcasts).

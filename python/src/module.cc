@@ -61,13 +61,15 @@ void bind_engine(py::module_& m) {
   py::class_<Engine> engine(m, "Engine");
   engine
       .def(py::init([](std::vector<std::vector<int>> process_sets, std::vector<int> mpi_ranks,
-                       uintptr_t mpi_comm_address) {
+                       uintptr_t mpi_comm_address, std::string survived_failure_report) {
              py::gil_scoped_release release;  // rendezvous blocks until peers arrive
              return Engine(InitOptions{std::move(process_sets), std::move(mpi_ranks),
-                                       reinterpret_cast<const void*>(mpi_comm_address)});
+                                       reinterpret_cast<const void*>(mpi_comm_address),
+                                       std::move(survived_failure_report)});
            }),
            py::arg("process_sets") = std::vector<std::vector<int>>{},
-           py::arg("mpi_ranks") = std::vector<int>{}, py::arg("mpi_comm_address") = 0)
+           py::arg("mpi_ranks") = std::vector<int>{}, py::arg("mpi_comm_address") = 0,
+           py::arg("survived_failure_report") = std::string())
       .def_property_readonly("backend", &Engine::backend_name)
       .def_property_readonly("rank", &Engine::rank)
       .def_property_readonly("size", &Engine::size)
@@ -76,6 +78,7 @@ void bind_engine(py::module_& m) {
       .def_property_readonly("elastic_round", &Engine::elastic_round)
       .def_property_readonly("elastic_hosts_seq", &Engine::elastic_hosts_seq)
       .def_property_readonly("elastic_newcomers", &Engine::elastic_newcomers)
+      .def_property_readonly("standing_failure_report", &Engine::standing_failure_report)
       .def(
           "host_updates_since",
           [](const Engine& e, int64_t acked) {

@@ -71,6 +71,10 @@ Engine::Engine(const Config& config, EngineOptions options)
         // rank's own engine thread, stuck, may never get to.
         global_backend_->abort(reason);
       });
+  if (!options_.survived_failure_report.empty()) {
+    reported_error_ = options_.survived_failure_report;
+    progress_->told_of_failure();  // the program knew: it left that engine over it
+  }
   // The background thread starts last: a constructor that throws never runs
   // the destructor, and a joinable std::thread destroyed by the unwinding
   // terminates the process (SIGABRT instead of the error). Nothing that can

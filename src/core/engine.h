@@ -66,6 +66,12 @@ struct EngineOptions {
   std::shared_ptr<rendezvous::Store> store;
   // init(comm=...): the job is this MPI communicator, over the MPI backend.
   backends::MpiCommunicator mpi_comm;
+  // The failure an earlier engine of this process reported to the launcher
+  // and nothing withdrew (standing_failure_report()). A program that starts
+  // a new engine after a failure (kolo.elastic.run retrying) and submits to
+  // it has gone on past that failure, so this engine withdraws the report
+  // as it would one of its own.
+  std::string survived_failure_report;
 };
 
 struct CacheStats {
@@ -106,6 +112,9 @@ class Engine {
   // Elastic mode: the round this engine joined (-1 when not elastic) and
   // the host update it already includes.
   int64_t elastic_round() const { return elastic_round_; }
+  // The negotiation error this engine reported to the launcher that the
+  // program has not gone on past (empty if none). Read after shutdown().
+  std::string standing_failure_report() const { return reported_error_.value_or(""); }
   int64_t elastic_hosts_seq() const { return elastic_hosts_seq_; }
   int elastic_newcomers() const { return elastic_newcomers_; }
   // The host changes kolorun announced after `acked` (elastic mode only).

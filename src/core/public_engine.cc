@@ -154,6 +154,7 @@ Engine::Engine(InitOptions options)
         engine_options.process_sets = std::move(options.process_sets);
         engine_options.mpi_comm.world_ranks = std::move(options.mpi_ranks);
         engine_options.mpi_comm.comm_address = options.mpi_comm;
+        engine_options.survived_failure_report = std::move(options.survived_failure_report);
         return std::make_unique<core::Engine>(Config::FromEnv(), std::move(engine_options));
       })) {}
 
@@ -198,6 +199,9 @@ int64_t Engine::elastic_hosts_seq() const {
 }
 int Engine::elastic_newcomers() const {
   return core_engine().elastic_newcomers();
+}
+std::string Engine::standing_failure_report() const {
+  return core_engine().standing_failure_report();
 }
 HostUpdates Engine::host_updates_since(int64_t acked) const {
   return translated([&] {

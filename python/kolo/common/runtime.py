@@ -25,6 +25,10 @@ class Runtime:
         self._interrupted = InterruptedOperations()
         self._next_handle = itertools.count(1)
         self._homogeneous = None
+        # The failure the last engine reported that the program had not
+        # gone on past when it shut down; the next engine withdraws it once
+        # the program submits there (kolo.elastic.run's retries).
+        self._standing_failure_report = ""
         self._hosts_seq = 0  # the last host update this process acted on (elastic)
         self.global_process_set = GlobalProcessSet()
         self.global_process_set._attach(self, 0)
@@ -49,7 +53,7 @@ class Runtime:
                 sets = [ps if isinstance(ps, ProcessSet) else ProcessSet(ps) for ps in process_sets]
             try:
                 engine = _core.Engine([ps.ranks for ps in sets], list(mpi_ranks),
-                                      mpi_comm_address)
+                                      mpi_comm_address, self._standing_failure_report)
             except _core.WorkerRemoved as removed:
                 raise WorkerRemovedError(str(removed)) from None
             self._engine = engine
@@ -69,7 +73,10 @@ class Runtime:
             # First: a kernel still submitting holds the bridge's lock, so
             # after this no kernel reaches the engine being shut down.
             _core.detach_kernel_engine()
-            engine.shutdown()
+            try:
+                engine.shutdown()
+            finally:
+                self._standing_failure_report = engine.standing_failure_report
         # Only now: the engine may run pending operations until it has shut
         # down, and afterwards every operation has finished (failed, if not done).
         self._handles.clear()

@@ -12,7 +12,10 @@ or the round ended) the state goes back to its last commit; when kolorun
 changed the hosts (HostsUpdatedInterrupt) it is kept. Either way this
 process leaves its engine, joins the next round (init) and calls
 state.on_reset() before trying again. Outside an elastic job the same
-happens with the same world, so scripts run unchanged under plain kolorun.
+happens with the same world, so scripts run unchanged under plain kolorun;
+there nothing can change between two attempts but the commits, so a
+failure from the same commit as the last one (a shape mismatch in the
+program, say) ends the loop with that error instead of repeating forever.
 """
 
 import functools
@@ -29,12 +32,14 @@ def run(func):
     @functools.wraps(func)
     def wrapper(state, *args, **kwargs):
         skip_sync = False
+        failed_at_commit = None  # state.commits() when the last attempt failed
         while True:
             try:
                 if not skip_sync:
                     state.sync()
                 return func(state, *args, **kwargs)
-            except KoloInternalError:
+            except KoloInternalError as error:
+                failed_at_commit = _give_up_on_a_repeat(error, state, failed_at_commit)
                 state.restore()
                 skip_sync = False
             except HostsUpdatedInterrupt as interrupt:
@@ -54,6 +59,21 @@ def run(func):
                     skip_sync = False
 
     return wrapper
+
+
+def _give_up_on_a_repeat(error, state, failed_at_commit):
+    """Raises `error` when the job is not elastic and the attempt failed
+    without a commit since the previous failure; else returns the commit
+    count to compare the next failure with. Commits are collective, so
+    every rank decides alike."""
+    rt = runtime()
+    commits = state.commits()
+    if failed_at_commit == commits and rt.is_initialized() and not rt.is_elastic():
+        print(f"kolo: elastic.run: the retry from the same commit failed again in a job that "
+              f"is not elastic, so no retry can go differently; giving up: {error}",
+              file=sys.stderr, flush=True)
+        raise error
+    return commits
 
 
 def _rejoin():

@@ -48,7 +48,12 @@ class State(abc.ABC):
         """Saves the state (the point a failure rolls back to), then checks
         for host updates. Collective."""
         self.save()
+        self._commits = self.commits() + 1
         self.check_host_updates()
+
+    def commits(self):
+        """How many times commit() saved this state in this process."""
+        return getattr(self, "_commits", 0)  # subclasses need not call __init__
 
     def check_host_updates(self):
         """Raises HostsUpdatedInterrupt (on every rank alike) when hosts were

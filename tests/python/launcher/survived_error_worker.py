@@ -4,6 +4,12 @@ fails in the way MODE asks:
 
   mismatch   a dtype mismatch on tensor "fatal", not caught
   python     a Python error of the program's own (RuntimeError)
+  rejoin     the mismatch on "caught" fails a function that
+             kolo.elastic.run retries: it leaves that engine and starts a
+             new one, and the retry ends on a dtype mismatch on "fatal",
+             which run() does not retry: it came from the same commit
+  commits    like rejoin, but every attempt commits before it fails, so
+             run() retries each time; the third attempt finishes (exit 0)
   async      (no caught mismatch first) a shape mismatch on "first" whose
              handle the program looks at only after submitting and
              finishing three more tensors, as the rest of a backward pass
@@ -16,6 +22,7 @@ import time
 
 import numpy as np
 
+import kolo.elastic
 import kolo.numpy as hvd
 
 
@@ -25,10 +32,37 @@ def mismatched(kind, rank):
     return np.ones(4, np.float32 if rank == 0 else np.float64)
 
 
+@kolo.elastic.run
+def rejoin_then_fail(state, rank, attempts=[]):  # noqa: B006  (outlives the state's restore)
+    attempts.append(1)
+    if len(attempts) == 1:
+        hvd.allreduce(mismatched("shape", rank), name="caught", op=hvd.Sum)
+        raise SystemExit("the shape mismatch passed")
+    print(f"rank {rank} went on in a new engine", flush=True)
+    hvd.allreduce(mismatched("dtype", rank), name="fatal", op=hvd.Sum)
+
+
+@kolo.elastic.run
+def commit_then_fail_twice(state, rank, attempts=[]):  # noqa: B006
+    attempts.append(1)
+    state.step += 1
+    state.commit()
+    if len(attempts) <= 2:
+        hvd.allreduce(mismatched("shape", rank), name=f"caught.{len(attempts)}", op=hvd.Sum)
+        raise SystemExit("the shape mismatch passed")
+    assert state.step == 3, state.step  # each retry resumed from its commit
+
+
 def main():
     mode = sys.argv[1]
     hvd.init()
     rank = hvd.rank()
+    if mode == "rejoin":
+        rejoin_then_fail(kolo.elastic.ObjectState(), rank)
+    if mode == "commits":
+        commit_then_fail_twice(kolo.elastic.ObjectState(step=0), rank)
+        print(f"rank {rank} finished after two retries", flush=True)
+        return
     if mode == "async":
         failing = hvd.allreduce_async(mismatched("shape", rank), name="first", op=hvd.Sum)
         time.sleep(1)  # its error has arrived; the program has not looked
