@@ -30,16 +30,9 @@ pytest_args=(-x -q -p no:cacheprovider --timeout=300)
 # shows where its time goes (.ci/run must stay within its budget).
 stage() { echo "== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
 
-# A rank whose test sits for 15 s dumps every thread's Python stack (only
-# test_rank_failure waits that long on purpose). Twice, at -np 3, one rank
-# came to a TF tf.function test's collective more than 20 s after the others
-# (the stall shutdown time above) with no sign of why; the next such run's log
-# then shows where it was.
-multirank_args=(-o faulthandler_timeout=15)
 for np in 2 3; do
   stage "python tests under kolorun -np $np"
-  timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" "${multirank_args[@]}" \
-    tests/python/multirank
+  timeout 900 "$kolorun" -np "$np" "$python" -m pytest "${pytest_args[@]}" tests/python/multirank
 done
 # The Keras tests (with the elastic states and callbacks, and
 # SyncBatchNormalization) again under tf-keras (TF_USE_LEGACY_KERAS=1 makes
@@ -48,7 +41,6 @@ done
 # independent, and the runs above cover 3 ranks (2 minutes of CI saved).
 stage "Keras tests under tf-keras (TF_USE_LEGACY_KERAS=1), kolorun -np 2"
 TF_USE_LEGACY_KERAS=1 timeout 900 "$kolorun" -np 2 "$python" -m pytest "${pytest_args[@]}" \
-  "${multirank_args[@]}" \
   tests/python/multirank/tf/test_keras_*.py tests/python/multirank/tf/test_elastic_*.py \
   tests/python/multirank/tf/test_sync_bn_tf.py
 # Adasum runs on a power-of-two number of ranks only (at 3 its tests check
