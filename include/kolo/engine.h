@@ -185,8 +185,8 @@ class Engine {
   // others' state).
   int elastic_newcomers() const;
   // The failure this Engine reported for kolorun's last line (a mismatch, a
-  // stalled tensor) that the program has not gone on past; empty if none.
-  // Read after shutdown(), to hand to the next Engine (InitOptions).
+  // stalled tensor) that the program has not gone on past; empty if none,
+  // and empty before shutdown(). Hand it to the next Engine (InitOptions).
   std::string standing_failure_report() const;
   // What the launcher announced after `acked` (one store read when nothing
   // changed). Not collective: a binding makes all ranks agree (rank 0 reads,

@@ -551,6 +551,13 @@ void Engine::report_to_launcher(const std::string& message) {
   rendezvous::report_failure(*store_, config_.rendezvous.prefix, config_.layout.rank, message);
 }
 
+std::string Engine::standing_failure_report() const {
+  // reported_error_ belongs to the background thread; once it has been
+  // joined (shutdown), the caller's thread may read it.
+  if (thread_.joinable()) return "";
+  return reported_error_.value_or("");
+}
+
 void Engine::withdraw_survived_error() {
   // Consumed every cycle, so that going on past an error nobody reported
   // (a removed process set) cannot withdraw a later one.

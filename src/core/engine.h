@@ -113,8 +113,9 @@ class Engine {
   // the host update it already includes.
   int64_t elastic_round() const { return elastic_round_; }
   // The negotiation error this engine reported to the launcher that the
-  // program has not gone on past (empty if none). Read after shutdown().
-  std::string standing_failure_report() const { return reported_error_.value_or(""); }
+  // program has not gone on past; empty if none, and empty until shutdown()
+  // has stopped the background thread that owns it.
+  std::string standing_failure_report() const;
   int64_t elastic_hosts_seq() const { return elastic_hosts_seq_; }
   int elastic_newcomers() const { return elastic_newcomers_; }
   // The host changes kolorun announced after `acked` (elastic mode only).

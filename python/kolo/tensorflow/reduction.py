@@ -58,8 +58,8 @@ def _exchange_is_identity():
     over it is the identity, so the gradients need not reach the engine
     (Horovod skips there too). An elastic job always exchanges, because a
     tf.function traced at size 1 keeps its ops when the job grows."""
-    engine = runtime().engine()
-    return engine.size == 1 and not runtime().is_elastic()
+    rt = runtime()
+    return rt.engine().size == 1 and not rt.is_elastic()
 
 
 def reduce_gradients(grads, compression, sparse_as_dense, op, gradient_predivide_factor,

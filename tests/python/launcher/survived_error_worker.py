@@ -33,7 +33,9 @@ def mismatched(kind, rank):
 
 
 @kolo.elastic.run
-def rejoin_then_fail(state, rank, attempts=[]):  # noqa: B006  (outlives the state's restore)
+def rejoin_then_fail(state, rank, attempts):
+    # `attempts` is one list run() hands to every attempt: unlike the state,
+    # a failure does not roll it back.
     attempts.append(1)
     if len(attempts) == 1:
         hvd.allreduce(mismatched("shape", rank), name="caught", op=hvd.Sum)
@@ -43,7 +45,7 @@ def rejoin_then_fail(state, rank, attempts=[]):  # noqa: B006  (outlives the sta
 
 
 @kolo.elastic.run
-def commit_then_fail_twice(state, rank, attempts=[]):  # noqa: B006
+def commit_then_fail_twice(state, rank, attempts):
     attempts.append(1)
     state.step += 1
     state.commit()
@@ -58,9 +60,9 @@ def main():
     hvd.init()
     rank = hvd.rank()
     if mode == "rejoin":
-        rejoin_then_fail(kolo.elastic.ObjectState(), rank)
+        rejoin_then_fail(kolo.elastic.ObjectState(), rank, attempts=[])
     if mode == "commits":
-        commit_then_fail_twice(kolo.elastic.ObjectState(step=0), rank)
+        commit_then_fail_twice(kolo.elastic.ObjectState(step=0), rank, attempts=[])
         print(f"rank {rank} finished after two retries", flush=True)
         return
     if mode == "async":
