@@ -8,6 +8,8 @@ States start from rank-dependent values, so a sync that did not happen,
 or came from the wrong rank, shows."""
 
 import copy
+import gc
+import weakref
 
 import pytest
 import torch
@@ -258,6 +260,44 @@ def test_run_retries_after_internal_error():
     assert runtime().engine() is not engine_before  # a new engine joined the (same) world
     assert (hvd.size(), hvd.rank()) == (size_before, rank_before)
     assert engine_works()
+
+@pytest.mark.parametrize("failure", ["internal error", "hosts updated"])
+def test_run_frees_the_failed_attempt_before_retrying(failure):
+    """What the failed attempt left in reference cycles (its frames, kept by
+    the error's traceback) is freed before the retry starts, not at some
+    later collection inside a collective (a TF input pipeline's iterator then
+    blocked its rank for tens of seconds). Automatic collection is off here,
+    so only run()'s own collection can free the cycle."""
+    state = counting(ObjectState)(epoch=0)
+    freed_before_retry = []
+    witness = []  # a weak reference to the first attempt's cycle
+
+    class Cycle:
+        def __init__(self):
+            self.me = self
+
+    @hvd.elastic.run
+    def train(state):
+        if freed_before_retry:  # the retry
+            freed_before_retry.append(witness[0]() is None)
+            return
+        left_behind = Cycle()
+        witness.append(weakref.ref(left_behind))
+        freed_before_retry.append("first attempt")
+        if failure == "internal error":
+            raise hvd.KoloInternalError("simulated failure of a collective")
+        raise hvd.elastic.HostsUpdatedInterrupt(skip_sync=False)
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        train(state)
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert freed_before_retry == ["first attempt", True]
+    assert engine_works()
+
 
 
 @pytest.mark.parametrize("skip_sync", [True, False])
