@@ -82,11 +82,10 @@ def _free_the_failed_attempt():
     """Frees what the failed attempt left in reference cycles now, on every
     rank at the same point and outside any collective. Its frames (kept in
     cycles by the error's traceback) hold its objects until a collection
-    happens to run, maybe much later and inside a collective: there freeing a
-    TensorFlow input pipeline's iterator that Keras fit() left behind blocked
-    that rank for about as long as the iterator had sat idle (20 s after 20 s
-    in tests/python/multirank/tf/test_elastic_keras_callbacks.py, TF 2.21;
-    0.2 s when freed here), and the other ranks' stall inspector reported it."""
+    happens to run, maybe much later and inside a collective. With TF 2.21,
+    a Keras fit() iterator freed 20 s after the failure blocked the
+    collection 20.5 s (its destructor waits for the autotune thread); freed
+    here, 0.3 s (tests/python/multirank/tf/test_elastic_keras_callbacks.py)."""
     gc.collect()
 
 

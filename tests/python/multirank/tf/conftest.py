@@ -1,14 +1,14 @@
 """The TensorFlow multirank tests free the input-pipeline iterators a test
-made (Keras fit() makes them) when that test ends, on every rank alike.
+made when that test ends, on every rank alike.
 
-Why: Keras leaves its iterators in reference cycles, and freeing a
-tf.data iterator much later (whenever Python's collector next runs, maybe
-several tests on) blocked its rank for about as long as the iterator had
-been idle (TF 2.21: 16-20 s in a later test's collective, past the 10 s
-stall warning and close to the 20 s stall shutdown these runs use, while
-the others waited for that rank). Freed when its test ends, the same
-iterator takes a fraction of a second. Only tests that made an iterator
-pay for the collection."""
+Why: a Keras fit() that raised leaves its tf.data iterator alive in the
+reference cycles of the error's traceback, and freeing it much later
+(whenever Python's collector next ran, several tests on) blocked its rank
+inside a later test's collective: collections of 16-20 s were seen there,
+past the 10 s stall warning and close to the 20 s stall shutdown these runs
+use (TF 2.21; the iterator's destructor waits for its autotune thread).
+Freed when its test ends, it takes a fraction of a second. Only tests that
+made an iterator pay for the collection."""
 
 import gc
 
@@ -19,27 +19,20 @@ try:
 except ImportError:  # the tests themselves skip, saying why (tf_helpers)
     iterator_ops = None
 
-_made = [0]  # iterators made so far in this process
 
-
-def _count_iterators():
+@pytest.fixture(autouse=True)
+def free_the_tests_iterators(monkeypatch):
     if iterator_ops is None:
+        yield
         return
+    made = []
     init = iterator_ops.OwnedIterator.__init__
 
     def counting_init(self, *args, **kwargs):
-        _made[0] += 1
+        made.append(1)
         init(self, *args, **kwargs)
 
-    iterator_ops.OwnedIterator.__init__ = counting_init
-
-
-_count_iterators()
-
-
-@pytest.fixture(autouse=True)
-def free_the_tests_iterators():
-    before = _made[0]
+    monkeypatch.setattr(iterator_ops.OwnedIterator, "__init__", counting_init)
     yield
-    if _made[0] != before:
+    if made:
         gc.collect()

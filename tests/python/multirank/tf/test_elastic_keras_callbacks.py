@@ -5,10 +5,13 @@ restarting fit() from the last commit after a real failed collective.
 Under either Keras (scripts/run-python-tests.sh runs this file with
 TF_USE_LEGACY_KERAS=1 too)."""
 
+import gc
+
 import numpy as np
 import pytest
 
 from tf_helpers import tf
+from tensorflow.python.data.ops import iterator_ops
 
 import kolo.tensorflow as hvd
 import kolo.tensorflow.keras.elastic as keras_elastic
@@ -166,6 +169,10 @@ def test_run_restarts_fit_from_the_last_commit_after_a_failed_collective():
         return int(state.optimizer.iterations.numpy())
 
     iterations = train(state)
+    # run() freed the failed fit()'s input pipeline before the retry (its
+    # late destruction could stall this rank in a later collective); the
+    # retry's own iterator went with its fit() call.
+    assert not [o for o in gc.get_objects() if isinstance(o, iterator_ops.OwnedIterator)]
     assert len(recorder.train_begins) == 2
     epoch, batch_, values = recorder.train_begins[1]
     # The retry starts from the last commit: epoch 1, batch 1 (two steps of epoch 1 done).
