@@ -59,7 +59,11 @@ void CyclePacer::wait_for_cycle(Clock::time_point deadline) {
     }
     wake_.wait_until(mutex_, wake_at);
   }
-  last_cycle_start_ = Clock::now();
+}
+
+void CyclePacer::note_queue_taken() {
+  MutexLock lock(mutex_);
+  last_taken_ = Clock::now();
   burst_over_ = false;
 }
 

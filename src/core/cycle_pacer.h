@@ -29,20 +29,28 @@ class CyclePacer {
   explicit CyclePacer(std::chrono::microseconds cycle_time) : cycle_time_(cycle_time) {}
 
   // A framework thread queued work. Returns whether the background thread
-  // must be woken (only the first enqueue since the cycle began: a wake-up
+  // must be woken (only the first enqueue since a cycle took the queue: a wake-up
   // per tensor cost a context switch each on a busy host).
   bool note_enqueue() KOLO_EXCLUDES(mutex_);
   void wake() { wake_.notify_one(); }
-  // A caller is about to block on a handle that is not done: if it queued
-  // work since the cycle began, the burst is over on this thread and the
+  // A caller is about to block on a handle that is not done: if work was
+  // queued since a cycle took the queue, the burst is over on this thread and the
   // cycle starts now.
   void note_caller_waits() KOLO_EXCLUDES(mutex_);
   void request_shutdown() KOLO_EXCLUDES(mutex_);
   bool shutdown_requested() const KOLO_EXCLUDES(mutex_);
 
   // Background thread: sleeps until the cycle is due (see the file comment)
-  // or shutdown is requested, and marks the cycle's start.
+  // or shutdown is requested.
   void wait_for_cycle(Clock::time_point deadline) KOLO_EXCLUDES(mutex_);
+  // Background thread, when the cycle takes the queued entries, in the same
+  // critical section as the take (the one enqueues note theirs in): what
+  // was queued and waited for until then is this cycle's, so neither an
+  // enqueue nor a waiting caller from before it starts the next cycle. Were
+  // the burst marked when the cycle began instead, a caller that enqueued
+  // and waited in between would start the next cycle at once, in the middle
+  // of the following burst.
+  void note_queue_taken() KOLO_EXCLUDES(mutex_);
 
   // The autotuner changes the cycle time; the background thread alone calls
   // these.
@@ -58,15 +66,16 @@ class CyclePacer {
   std::chrono::microseconds catch_up_pause(int unanswered_cycles) const KOLO_EXCLUDES(mutex_);
 
  private:
-  bool burst_pending() const KOLO_REQUIRES(mutex_) { return last_enqueue_ > last_cycle_start_; }
+  bool burst_pending() const KOLO_REQUIRES(mutex_) { return last_enqueue_ > last_taken_; }
 
   mutable Mutex mutex_;
   CondVar wake_;  // an enqueue, a waiting caller or a shutdown; waits on mutex_
   std::chrono::microseconds cycle_time_ KOLO_GUARDED_BY(mutex_);
   bool shutdown_requested_ KOLO_GUARDED_BY(mutex_) = false;
   Clock::time_point last_enqueue_ KOLO_GUARDED_BY(mutex_){};
-  Clock::time_point last_cycle_start_ KOLO_GUARDED_BY(mutex_){};
-  // Set when a caller waits after enqueueing; cleared when a cycle starts.
+  Clock::time_point last_taken_ KOLO_GUARDED_BY(mutex_){};
+  // Set when a caller waits after enqueueing; cleared when a cycle takes the
+  // queue.
   bool burst_over_ KOLO_GUARDED_BY(mutex_) = false;
 };
 

@@ -188,9 +188,10 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
   }
   set->queue.push(std::move(entries));
   progress_->submitted();
-  // Noted under mutex_, so a cycle that starts after it finds the entries
-  // queued. Only the first enqueue since the cycle began wakes the
-  // background thread (which may be in a long idle pause).
+  // Noted under mutex_, as the cycle's take of the queue is (run_set), so
+  // the pacer knows whether a cycle took these entries. Only the first
+  // enqueue since the last take wakes the background thread (which may be
+  // in a long idle pause).
   const bool first_since_cycle = pacer_->note_enqueue();
   lock.unlock();
   if (first_since_cycle) pacer_->wake();
@@ -368,7 +369,18 @@ bool Engine::run_cycle() {
 }
 
 bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
-  std::vector<TensorEntry> entries = set.queue.pop_all();
+  std::vector<TensorEntry> entries;
+  if (set.id == 0) {
+    // Under mutex_, as enqueue() pushes and notes: the pacer then knows
+    // exactly which enqueues this cycle took. The first set of the cycle
+    // marks the take for all; an enqueue to another set before its own take
+    // at worst starts the next cycle early, never late.
+    MutexLock lock(mutex_);
+    entries = set.queue.pop_all();
+    pacer_->note_queue_taken();
+  } else {
+    entries = set.queue.pop_all();
+  }
   if (timeline_.active()) {
     for (const auto& entry : entries) {
       timeline_.negotiate_start(entry.request.name, operation_info(entry.request.op).activity);
