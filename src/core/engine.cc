@@ -155,8 +155,10 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
   entries.reserve(tensors.size());
   handles.reserve(tensors.size());
   std::string group;
+  const auto enqueued = std::chrono::steady_clock::now();
   for (auto& tensor : tensors) {
     TensorEntry entry;
+    entry.enqueued = enqueued;
     entry.request = base;
     entry.request.op = op;
     entry.request.name =
@@ -427,6 +429,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
 
 void Engine::run_response(ProcessSet& set, const Response& response, bool cacheable) {
   std::vector<std::optional<TensorEntry>> entries;
+  entries.reserve(response.names.size() + 1);  // + a refused join's entry
   for (const auto& name : response.names) {
     entries.push_back(
         set.controller->take_entry(response.op == OpType::kJoin ? "kolo.join" : name));

@@ -22,7 +22,8 @@ struct TensorEntry {
   const void* input = nullptr;
   void* output = nullptr;
   std::shared_ptr<HandleState> handle;
-  std::chrono::steady_clock::time_point enqueued = std::chrono::steady_clock::now();
+  // Set by Engine::enqueue, once for all the entries of one call.
+  std::chrono::steady_clock::time_point enqueued{};
 };
 
 inline int64_t num_elements(const std::vector<int64_t>& shape) {

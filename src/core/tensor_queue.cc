@@ -2,24 +2,28 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "common/error.h"
 
 namespace kolo::core {
 
 void TensorQueue::push(std::vector<TensorEntry> entries) {
   MutexLock lock(mutex_);
-  std::unordered_set<std::string> added;
-  for (const auto& entry : entries) {
-    const std::string& name = entry.request.name;
-    if (in_flight_.count(name) != 0 || !added.insert(name).second) {
+  // Each name goes into in_flight_ as it is checked (one hash, one copy); a
+  // refused name takes back those this call added, so nothing is added then.
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::string& name = entries[i].request.name;
+    if (!in_flight_.insert(name).second) {
+      for (size_t j = 0; j < i; ++j) in_flight_.erase(entries[j].request.name);
       throw InvalidArgument(
           fmt::format("tensor name '{}' is already in use by an operation that has not finished; "
                       "names must be unique among operations in flight",
                       name));
     }
   }
-  in_flight_.insert(added.begin(), added.end());
-  for (auto& entry : entries) entries_.push_back(std::move(entry));
+  entries_.insert(entries_.end(), std::make_move_iterator(entries.begin()),
+                  std::make_move_iterator(entries.end()));
 }
 
 std::vector<TensorEntry> TensorQueue::pop_all() {

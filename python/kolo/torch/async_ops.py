@@ -9,12 +9,17 @@ import torch
 
 from kolo.common.pending import engine_value
 from kolo.common.process_sets import process_set_id
-from kolo.common.reduce_ops import Average, engine_op_name, resolve_op
+from kolo.common.reduce_ops import Average, Max, Min, Product, Sum, engine_op_name, resolve_op
 from kolo.common.runtime import runtime
-from kolo.torch.tensors import check_writable, engine_view, from_engine, new_output, raw_view
+from kolo.torch.tensors import (_ENGINE_CODES, check_writable, engine_view, from_engine,
+                                new_output, raw_view)
 
 _GLOBAL = 0
 _OWNER = "kolo.torch"
+
+
+# Ops allreduce_async_'s hot path takes (Adasum checks the world first).
+_PLAIN_OP_NAMES = {op: engine_op_name(op) for op in (Average, Sum, Min, Max, Product)}
 
 
 def _register(handles, finish, keep):
@@ -98,6 +103,22 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
 def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0,
                      postscale_factor=1.0, process_set=_GLOBAL):
     """Reduces `tensor` over the process set in place."""
+    # The hot path: a backward pass calls this once per gradient, so a
+    # contiguous CPU tensor with a plain op in a set given by its id goes to
+    # the engine in this one frame (each helper frame below costs a share of
+    # a small tensor's whole step). Anything else takes the general path,
+    # which also gives every error.
+    code = _ENGINE_CODES.get(getattr(tensor, "dtype", None))
+    if (code is not None and average is None and type(process_set) is int
+            and isinstance(tensor, torch.Tensor) and tensor.is_cpu and tensor.is_contiguous()):
+        op_name = _PLAIN_OP_NAMES.get(Average if op is None else op)
+        if op_name is not None:
+            rt = runtime()
+            ptr = tensor.data_ptr()
+            handle = rt.engine().allreduce_raw(ptr, ptr, tensor.shape, code, op_name,
+                                               prescale_factor, postscale_factor,
+                                               "" if name is None else str(name), process_set)
+            return rt.register_operation((handle,), tensor, lambda _: tensor, _OWNER)
     check_writable(tensor, "allreduce_async_")
     return _allreduce(tensor, tensor, name, op, average, prescale_factor, postscale_factor,
                       process_set)

@@ -113,6 +113,27 @@ TEST(EngineNegotiation, NameReusedWhileInFlightIsRefused) {
   });
 }
 
+TEST(EngineNegotiation, ARefusedGroupLeavesNoneOfItsNamesInFlight) {
+  // The group repeats 'b' after 'a': it is refused whole, and 'a' (checked
+  // and marked in flight before 'b' was refused) is free again.
+  run_engines(2, [](Engine& engine, int rank) {
+    std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 1.0f);
+    try {
+      engine.grouped_allreduce({floats("a", a, a), floats("b", b, b), floats("b", c, c)},
+                               {ReduceOp::kSum});
+      ADD_FAILURE() << "a group naming 'b' twice was accepted on rank " << rank;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("'b'"), std::string::npos) << e.what();
+    }
+    auto ha = engine.allreduce(floats("a", a, a), {ReduceOp::kSum});
+    auto hb = engine.allreduce(floats("b", b, b), {ReduceOp::kSum});
+    ASSERT_TRUE(wait_for(ha).ok()) << ha->status().ToString();
+    ASSERT_TRUE(wait_for(hb).ok()) << hb->status().ToString();
+    EXPECT_EQ(a[0], 2.0f);
+    EXPECT_EQ(b[3], 2.0f);
+  });
+}
+
 TEST(EngineNegotiation, GroupedAllreduceRunsAsOneUnit) {
   run_engines(2, [](Engine& engine, int rank) {
     std::vector<std::vector<float>> in(5, std::vector<float>(3, static_cast<float>(rank + 1)));
