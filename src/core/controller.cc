@@ -23,6 +23,7 @@ Controller::Controller(backends::Backend& backend, Settings settings)
     : backend_(backend),
       settings_(std::move(settings)),
       cache_(settings_.cache_capacity),
+      pending_hits_(settings_.cache_capacity),
       words_per_bitset_((settings_.cache_capacity + 63) / 64) {
   if (backend_.rank() == 0) {
     coordinator_.emplace(backend_.size(), settings_.stall,
@@ -64,13 +65,11 @@ void Controller::classify(std::vector<TensorEntry> entries, Clock::time_point no
     const Request& request = entry.request;
     bool hit = lookups[i].state == ResponseCache::State::kHit &&
                (request.group.empty() || group_all_hits[request.group]);
-    if (hit) {
-      pending_hits_[lookups[i].slot] = request.name;
-    } else {
-      send_slow(request, now, entry.enqueued);
-    }
+    if (!hit) send_slow(request, now, entry.enqueued);
     std::string name = request.name;
-    pending_.emplace(std::move(name), std::move(entry));
+    auto [it, inserted] = pending_.emplace(std::move(name), std::move(entry));
+    KOLO_CHECK(inserted);  // the tensor queue refuses a name in flight
+    if (hit) pending_hits_.set(lookups[i].slot, &it->second);
   }
 }
 
@@ -78,19 +77,15 @@ void Controller::age_pending_hits(Clock::time_point now) {
   // A cached tensor that waits long, or any while ranks have joined (the
   // fast path is off then), goes to the coordinator, which sees who is
   // missing and reports stalls.
-  for (auto it = pending_hits_.begin(); it != pending_hits_.end();) {
-    const TensorEntry& entry = pending_.at(it->second);
-    bool stalled = settings_.stall.enabled && now - entry.enqueued >= settings_.stall.warning_time;
-    if (stalled || !joined_.empty()) {
-      if (stalled) invalid_slots_.insert(it->first);
-      Request request = entry.request;
-      request.age_us = micros_between(entry.enqueued, now);
-      to_send_.push_back(std::move(request));
-      it = pending_hits_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  pending_hits_.for_each([&](uint32_t slot, const TensorEntry* entry) {
+    bool stalled = settings_.stall.enabled && now - entry->enqueued >= settings_.stall.warning_time;
+    if (!stalled && joined_.empty()) return;
+    if (stalled) invalid_slots_.insert(slot);
+    Request request = entry->request;
+    request.age_us = micros_between(entry->enqueued, now);
+    to_send_.push_back(std::move(request));
+    pending_hits_.erase(slot);
+  });
 }
 
 std::vector<uint64_t> Controller::build_bits(bool want_shutdown) const {
@@ -100,7 +95,9 @@ std::vector<uint64_t> Controller::build_bits(bool want_shutdown) const {
   if (!to_send_.empty() || stall_expired_ || !offered_tuning_.empty()) flags |= kFlagUncached;
   if (want_shutdown) flags |= kFlagShutdown;
   words[0] = ~flags;
-  for (const auto& [slot, name] : pending_hits_) words[1 + slot / 64] |= uint64_t{1} << (slot % 64);
+  pending_hits_.for_each([&](uint32_t slot, const TensorEntry*) {
+    words[1 + slot / 64] |= uint64_t{1} << (slot % 64);
+  });
   for (size_t w = 0; w < words_per_bitset_; ++w) words[1 + words_per_bitset_ + w] = ~uint64_t{0};
   for (uint32_t slot : invalid_slots_) {
     words[1 + words_per_bitset_ + slot / 64] &= ~(uint64_t{1} << (slot % 64));
@@ -164,20 +161,20 @@ CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool wa
     bool invalid = (words[1 + words_per_bitset_ + slot / 64] & bit) == 0;
     if (!invalid || !cache_.occupied(slot)) continue;
     words[1 + slot / 64] &= ~bit;
-    if (auto it = pending_hits_.find(slot); it != pending_hits_.end()) {
-      const TensorEntry& entry = pending_.at(it->second);
-      Request request = entry.request;
-      request.age_us = micros_between(entry.enqueued, now);
+    if (const TensorEntry* entry = pending_hits_.find(slot)) {
+      Request request = entry->request;
+      request.age_us = micros_between(entry->enqueued, now);
       to_send_.push_back(std::move(request));
-      pending_hits_.erase(it);
+      pending_hits_.erase(slot);
     }
     cache_.erase(slot);
   }
   for (uint32_t slot = 0; slot < cache_.capacity(); ++slot) {
     if ((words[1 + slot / 64] & (uint64_t{1} << (slot % 64))) == 0) continue;
     KOLO_CHECK(cache_.occupied(slot));
-    outcome.responses.push_back(cache_.response(slot));
+    outcome.cached.push_back(&cache_.response(slot));
     cache_.touch(slot);
+    pending_hits_.find(slot)->response_cached = true;  // nothing for the engine to remember
     pending_hits_.erase(slot);
   }
   if ((flags & kFlagUncached) != 0) {
@@ -195,6 +192,16 @@ CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool wa
 std::optional<TensorEntry> Controller::take_entry(const std::string& name) {
   auto it = pending_.find(name);
   if (it == pending_.end()) return std::nullopt;
+  if (!it->second.response_cached && !pending_hits_.empty()) {
+    // Every path that hands a waiting hit to the coordinator drops it from
+    // pending_hits_ first; should a response still take one, its pointer
+    // must not outlive it there.
+    const auto lookup = cache_.peek(it->second.request);
+    if (lookup.state != ResponseCache::State::kMiss &&
+        pending_hits_.find(lookup.slot) == &it->second) {
+      pending_hits_.erase(lookup.slot);
+    }
+  }
   TensorEntry entry = std::move(it->second);
   pending_.erase(it);
   return entry;
@@ -212,12 +219,11 @@ void Controller::set_cache_enabled(bool enabled) {
   // Waiting hits are not ready everywhere yet: they go to the coordinator
   // instead (every rank does the same with its own, in the same cycle).
   const auto now = Clock::now();
-  for (const auto& [slot, name] : pending_hits_) {
-    const TensorEntry& entry = pending_.at(name);
-    Request request = entry.request;
-    request.age_us = micros_between(entry.enqueued, now);
+  pending_hits_.for_each([&](uint32_t, const TensorEntry* entry) {
+    Request request = entry->request;
+    request.age_us = micros_between(entry->enqueued, now);
     to_send_.push_back(std::move(request));
-  }
+  });
   pending_hits_.clear();
   for (uint32_t slot = 0; slot < cache_.capacity(); ++slot)
     if (cache_.occupied(slot)) cache_.erase(slot);
@@ -234,12 +240,12 @@ void Controller::remember(const Request& request, const Response& response, size
   // coordinator: it would wait for ever (a step of more tensors than the
   // cache holds hung so). It goes to the coordinator too.
   const uint32_t slot = cache_.peek(request).slot;
-  if (auto it = pending_hits_.find(slot); it != pending_hits_.end() && it->second != request.name) {
-    const TensorEntry& entry = pending_.at(it->second);
-    Request waiting = entry.request;
-    waiting.age_us = micros_between(entry.enqueued, Clock::now());
+  if (const TensorEntry* entry = pending_hits_.find(slot);
+      entry != nullptr && entry->request.name != request.name) {
+    Request waiting = entry->request;
+    waiting.age_us = micros_between(entry->enqueued, Clock::now());
     to_send_.push_back(std::move(waiting));
-    pending_hits_.erase(it);
+    pending_hits_.erase(slot);
   }
 }
 

@@ -28,14 +28,25 @@
 
 #include "backends/backend.h"
 #include "core/coordinator.h"
+#include "core/pending_hits.h"
 #include "core/response_cache.h"
 #include "core/tensor_entry.h"
 
 namespace kolo::core {
 
 struct CycleOutcome {
-  // To run in this order on every rank (not yet fused).
+  // To run in this order on every rank (not yet fused): first the responses
+  // the cache answered, in slot order, which point into the cache and stay
+  // valid until remember() changes it (the engine fuses them before
+  // anything runs); then the coordinator's.
+  std::vector<const Response*> cached;
   std::vector<Response> responses;
+  // Both, in the order to run them.
+  std::vector<const Response*> in_order() const {
+    std::vector<const Response*> all = cached;
+    for (const Response& response : responses) all.push_back(&response);
+    return all;
+  }
   // Whether slow-path responses may enter the cache after they run.
   bool cacheable = true;
   bool shutdown = false;  // some rank asked to shut down
@@ -106,7 +117,9 @@ class Controller {
   ResponseCache cache_;
   std::optional<Coordinator> coordinator_;  // on the set's rank 0
   std::unordered_map<std::string, TensorEntry> pending_;
-  std::map<uint32_t, std::string> pending_hits_;  // slot -> name
+  // Slot -> its entry in pending_ (whose nodes stay put until erased; an
+  // entry leaves pending_hits_ before it leaves pending_).
+  PendingHits pending_hits_;
   std::vector<Request> to_send_;
   std::set<uint32_t> invalid_slots_;
   std::vector<int32_t> joined_;  // as of the last response list

@@ -19,6 +19,7 @@
 #include "rendezvous/watched_store.h"
 
 namespace kolo::core {
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -400,7 +401,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   publish_cache_stats(set);
   if (set.id == 0) ++global_cycles_;
   std::vector<Response> responses =
-      fuse_responses(std::move(outcome.responses), fusion_threshold_bytes());
+      fuse_responses(outcome.in_order(), fusion_threshold_bytes());
   if (!responses.empty() && log_threshold() <= LogLevel::kTrace) {
     size_t tensors = 0;
     for (const auto& r : responses) tensors += r.names.size();
@@ -492,7 +493,8 @@ void Engine::run_response(ProcessSet& set, const Response& response, bool cachea
     throw;
   }
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i] && cacheable) set.controller->remember(entries[i]->request, response, i);
+    if (entries[i] && cacheable && !entries[i]->response_cached)
+      set.controller->remember(entries[i]->request, response, i);
   }
   finish(Status::Ok());
   if (config_.engine.test_wedge_time.count() > 0 && !test_wedged_) {

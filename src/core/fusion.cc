@@ -22,28 +22,51 @@ size_t response_bytes(const Response& response) {
   return elements * dtype_size(response.dtype);
 }
 
-std::vector<Response> fuse_responses(std::vector<Response> responses, size_t threshold_bytes) {
+std::vector<Response> fuse_responses(const std::vector<const Response*>& responses,
+                                     size_t threshold_bytes) {
   std::vector<Response> out;
   std::vector<bool> used(responses.size(), false);
   for (size_t i = 0; i < responses.size(); ++i) {
     if (used[i]) continue;
     used[i] = true;
-    Response fused = std::move(responses[i]);
-    if (fusable(fused)) {
-      size_t bytes = response_bytes(fused);
-      for (size_t j = i + 1; j < responses.size() && bytes < threshold_bytes; ++j) {
-        if (used[j] || !fusable(responses[j]) || !compatible(fused, responses[j])) continue;
-        size_t more = response_bytes(responses[j]);
-        if (bytes + more > threshold_bytes) continue;
-        bytes += more;
-        used[j] = true;
-        for (auto& name : responses[j].names) fused.names.push_back(std::move(name));
-        for (auto& shape : responses[j].shapes) fused.shapes.push_back(std::move(shape));
-      }
+    const Response& first = *responses[i];
+    if (!fusable(first)) {
+      out.push_back(first);
+      continue;
+    }
+    // Members first, then one copy of each into the fused response.
+    std::vector<size_t> members{i};
+    size_t bytes = response_bytes(first);
+    size_t tensors = first.names.size();
+    for (size_t j = i + 1; j < responses.size() && bytes < threshold_bytes; ++j) {
+      const Response& next = *responses[j];
+      if (used[j] || !fusable(next) || !compatible(first, next)) continue;
+      const size_t more = response_bytes(next);
+      if (bytes + more > threshold_bytes) continue;
+      bytes += more;
+      tensors += next.names.size();
+      used[j] = true;
+      members.push_back(j);
+    }
+    Response fused = first;
+    fused.names.reserve(tensors);
+    fused.shapes.reserve(tensors);
+    for (size_t m = 1; m < members.size(); ++m) {
+      const Response& member = *responses[members[m]];
+      fused.names.insert(fused.names.end(), member.names.begin(), member.names.end());
+      fused.shapes.insert(fused.shapes.end(), member.shapes.begin(), member.shapes.end());
     }
     out.push_back(std::move(fused));
   }
   return out;
+}
+
+std::vector<Response> fuse_responses(const std::vector<Response>& responses,
+                                     size_t threshold_bytes) {
+  std::vector<const Response*> pointers;
+  pointers.reserve(responses.size());
+  for (const Response& response : responses) pointers.push_back(&response);
+  return fuse_responses(pointers, threshold_bytes);
 }
 
 // Tensor i of a fused response as a response of its own (for the cache).

@@ -15,7 +15,12 @@ namespace kolo::core {
 // and device) into fused responses of at most `threshold_bytes`, keeping
 // the first member's position; everything else passes through unchanged.
 // Deterministic, so every rank fuses its identical list identically.
-std::vector<Response> fuse_responses(std::vector<Response> responses, size_t threshold_bytes);
+// Takes pointers so that responses the cache answered are copied once, into
+// their fused response, and not first each into a response of its own.
+std::vector<Response> fuse_responses(const std::vector<const Response*>& responses,
+                                     size_t threshold_bytes);
+std::vector<Response> fuse_responses(const std::vector<Response>& responses,
+                                     size_t threshold_bytes);
 
 // Tensor i of a fused response as a response of its own (what the cache
 // keeps per tensor).

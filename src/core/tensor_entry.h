@@ -24,6 +24,9 @@ struct TensorEntry {
   std::shared_ptr<HandleState> handle;
   // Set by Engine::enqueue, once for all the entries of one call.
   std::chrono::steady_clock::time_point enqueued{};
+  // Set by the controller when the cycle ran this tensor from the response
+  // cache: the engine then has nothing to remember of it.
+  bool response_cached = false;
 };
 
 inline int64_t num_elements(const std::vector<int64_t>& shape) {

@@ -53,5 +53,22 @@ TEST(Fusion, OversizedTensorRunsAlone) {
             (std::vector<std::vector<std::string>>{{"big"}, {"small"}}));
 }
 
+TEST(Fusion, FusesResponsesItDoesNotOwnAndLeavesThemIntact) {
+  // The engine fuses the responses the cache answered by pointer: each is
+  // copied once into its fused response, and the cache's copy stays whole.
+  const Response a = allreduce("a", 3), b = allreduce("b", 5), gather = [] {
+    Response r = allreduce("g", 2);
+    r.op = OpType::kAllgather;
+    return r;
+  }();
+  const std::vector<const Response*> in{&a, &gather, &b};
+  auto fused = fuse_responses(in, 1 << 20);
+  EXPECT_EQ(groups(fused), (std::vector<std::vector<std::string>>{{"a", "b"}, {"g"}}));
+  EXPECT_EQ(fused[0].shapes, (std::vector<std::vector<int64_t>>{{3}, {5}}));
+  EXPECT_EQ(a.names, std::vector<std::string>{"a"});
+  EXPECT_EQ(b.shapes, (std::vector<std::vector<int64_t>>{{5}}));
+  EXPECT_EQ(gather.names, std::vector<std::string>{"g"});
+}
+
 }  // namespace
 }  // namespace kolo::core
