@@ -400,8 +400,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   }
   publish_cache_stats(set);
   if (set.id == 0) ++global_cycles_;
-  std::vector<Response> responses =
-      fuse_responses(outcome.in_order(), fusion_threshold_bytes());
+  std::vector<Response> responses = fuse_responses(outcome.in_order(), fusion_threshold_bytes());
   if (!responses.empty() && log_threshold() <= LogLevel::kTrace) {
     size_t tensors = 0;
     for (const auto& r : responses) tensors += r.names.size();

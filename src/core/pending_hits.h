@@ -17,7 +17,9 @@ class PendingHits {
   explicit PendingHits(size_t capacity) : entries_(capacity, nullptr) {}
 
   // The entry waiting on `slot`, or null.
-  TensorEntry* find(uint32_t slot) const { return slot < entries_.size() ? entries_[slot] : nullptr; }
+  TensorEntry* find(uint32_t slot) const {
+    return slot < entries_.size() ? entries_[slot] : nullptr;
+  }
   void set(uint32_t slot, TensorEntry* entry) {
     if (entries_[slot] == nullptr) ++count_;
     entries_[slot] = entry;
