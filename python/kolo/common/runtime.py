@@ -12,7 +12,8 @@ import threading
 
 from kolo import _core
 from kolo.common.exceptions import WorkerRemovedError
-from kolo.common.pending import InterruptedOperations, PendingOperation, engine_value
+from kolo.common.pending import (InPlaceOperation, InterruptedOperations, PendingOperation,
+                                 engine_value)
 from kolo.common.process_sets import GlobalProcessSet, ProcessSet
 from kolo.common.settings import check_all as check_settings
 
@@ -200,6 +201,15 @@ class Runtime:
         interrupted.drop_finished()
         key = next(self._next_handle)
         self._handles[key] = (owner, PendingOperation(handles, buffers, finish, interrupted))
+        return key
+
+    def register_in_place(self, handle, tensor, owner):
+        """register_operation() for one handle that writes into `tensor` and
+        returns it (an in-place allreduce of one gradient)."""
+        interrupted = self._interrupted
+        interrupted.drop_finished()
+        key = next(self._next_handle)
+        self._handles[key] = (owner, InPlaceOperation(handle, tensor, interrupted))
         return key
 
     def register(self, operation, owner):

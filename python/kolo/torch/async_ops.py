@@ -118,7 +118,7 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
             handle = rt.engine().allreduce_raw(ptr, ptr, tensor.shape, code, op_name,
                                                prescale_factor, postscale_factor,
                                                "" if name is None else str(name), process_set)
-            return rt.register_operation((handle,), tensor, lambda _: tensor, _OWNER)
+            return rt.register_in_place(handle, tensor, _OWNER)
     check_writable(tensor, "allreduce_async_")
     return _allreduce(tensor, tensor, name, op, average, prescale_factor, postscale_factor,
                       process_set)

@@ -156,3 +156,61 @@ def test_interrupted_synchronize_keeps_the_handle_and_its_buffers(framework):
         assert (framework.as_numpy(result) == expected_sum()).all()
         assert_canaries_intact(framework, canaries)
     assert_further_allreduce_correct(framework, name)
+
+
+def test_interrupted_in_place_synchronize_keeps_the_handle_and_its_tensor():
+    """allreduce_async_'s hot path (kolo.torch) keeps the tensor it writes into
+    through an interrupted wait, and its handle stays valid."""
+    framework = FRAMEWORKS["torch"]
+    hvd = framework.module
+    name = "interrupted.async_in_place.torch"
+    if RANK != LATE:
+        tensor = framework.full(COUNT, RANK + 1)
+        watched = weakref.ref(tensor)
+        handle = hvd.allreduce_async_(tensor, name=name, op=hvd.Sum)
+        del tensor  # only the operation holds it from here on
+        with pytest.raises(KeyboardInterrupt), sigint_after(SIGNAL_DELAY_SECONDS):
+            hvd.synchronize(handle)
+        gc.collect()
+        assert watched() is not None, (
+            "the interrupted in-place allreduce's tensor was released while the engine writes it")
+        assert not hvd.poll(handle), "the late rank has not joined, yet the allreduce finished"
+        canaries = fill_canaries(framework)
+    let_late_rank_join(framework, name)
+    if RANK != LATE:
+        result = hvd.synchronize(handle)
+        assert result is watched()
+        assert (framework.as_numpy(result) == expected_sum()).all()
+        assert_canaries_intact(framework, canaries)
+        del result
+    assert_further_allreduce_correct(framework, name)  # a new operation drops finished ones
+    gc.collect()
+    if RANK != LATE:
+        assert watched() is None, "the finished operation still holds its tensor"
+
+
+def test_interrupted_in_place_allreduce_keeps_its_tensor_until_the_engine_is_done():
+    """hvd.allreduce_ spends its handle when the wait is interrupted, so only
+    the runtime's interrupted operations keep the tensor the engine writes."""
+    framework = FRAMEWORKS["torch"]
+    hvd = framework.module
+    name = "interrupted.sync_in_place.torch"
+    if RANK != LATE:
+        tensor = framework.full(COUNT, RANK + 1)
+        watched = weakref.ref(tensor)
+        with pytest.raises(KeyboardInterrupt), sigint_after(SIGNAL_DELAY_SECONDS):
+            hvd.allreduce_(tensor, name=name, op=hvd.Sum)
+        del tensor
+        gc.collect()
+        assert watched() is not None, (
+            "the interrupted allreduce_'s tensor was released while the engine may still write it")
+        canaries = fill_canaries(framework)
+    let_late_rank_join(framework, name)
+    wait_for_the_interrupted_allreduce(framework, name)
+    if RANK != LATE:
+        assert_canaries_intact(framework, canaries)
+        assert (framework.as_numpy(watched()) == expected_sum()).all()
+    assert_further_allreduce_correct(framework, name)
+    gc.collect()
+    if RANK != LATE:
+        assert watched() is None, "the finished operation still holds its tensor"
