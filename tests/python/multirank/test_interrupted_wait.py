@@ -115,14 +115,14 @@ def assert_further_allreduce_correct(framework, name):
     assert (framework.as_numpy(result) == expected_sum()).all()
 
 
-def test_interrupted_allreduce_keeps_its_buffers_until_the_engine_is_done(framework):
-    hvd = framework.module
-    name = f"interrupted.sync.{framework.name}"
+def check_interrupted_call_keeps_its_buffers(framework, name, call):
+    """`call(tensor)` runs a synchronous allreduce that SIGINT interrupts; the
+    engine must keep the tensor until it is done with it, and no longer."""
     if RANK != LATE:
         tensor = framework.full(COUNT, RANK + 1)
         watched_input = weakref.ref(tensor)
         with pytest.raises(KeyboardInterrupt), sigint_after(SIGNAL_DELAY_SECONDS):
-            hvd.allreduce(tensor, name=name, op=hvd.Sum)
+            call(tensor)
         del tensor
         gc.collect()
         assert watched_input() is not None, (
@@ -137,6 +137,23 @@ def test_interrupted_allreduce_keeps_its_buffers_until_the_engine_is_done(framew
     if RANK != LATE:
         assert watched_input() is None, (
             "the interrupted allreduce's buffers are still held after the engine finished it")
+
+
+def test_interrupted_allreduce_keeps_its_buffers_until_the_engine_is_done(framework):
+    hvd = framework.module
+    name = f"interrupted.sync.{framework.name}"
+    check_interrupted_call_keeps_its_buffers(
+        framework, name, lambda tensor: hvd.allreduce(tensor, name=name, op=hvd.Sum))
+
+
+def test_interrupted_in_place_allreduce_keeps_its_tensor_until_the_engine_is_done():
+    """hvd.allreduce_ (kolo.torch's hot path) spends its handle when the wait
+    is interrupted, so only the runtime's interrupted operations keep the
+    tensor the engine writes."""
+    hvd = kolo.torch
+    name = "interrupted.sync_in_place.torch"
+    check_interrupted_call_keeps_its_buffers(
+        FRAMEWORKS["torch"], name, lambda tensor: hvd.allreduce_(tensor, name=name, op=hvd.Sum))
 
 
 def test_interrupted_synchronize_keeps_the_handle_and_its_buffers(framework):
@@ -184,33 +201,6 @@ def test_interrupted_in_place_synchronize_keeps_the_handle_and_its_tensor():
         assert_canaries_intact(framework, canaries)
         del result
     assert_further_allreduce_correct(framework, name)  # a new operation drops finished ones
-    gc.collect()
-    if RANK != LATE:
-        assert watched() is None, "the finished operation still holds its tensor"
-
-
-def test_interrupted_in_place_allreduce_keeps_its_tensor_until_the_engine_is_done():
-    """hvd.allreduce_ spends its handle when the wait is interrupted, so only
-    the runtime's interrupted operations keep the tensor the engine writes."""
-    framework = FRAMEWORKS["torch"]
-    hvd = framework.module
-    name = "interrupted.sync_in_place.torch"
-    if RANK != LATE:
-        tensor = framework.full(COUNT, RANK + 1)
-        watched = weakref.ref(tensor)
-        with pytest.raises(KeyboardInterrupt), sigint_after(SIGNAL_DELAY_SECONDS):
-            hvd.allreduce_(tensor, name=name, op=hvd.Sum)
-        del tensor
-        gc.collect()
-        assert watched() is not None, (
-            "the interrupted allreduce_'s tensor was released while the engine may still write it")
-        canaries = fill_canaries(framework)
-    let_late_rank_join(framework, name)
-    wait_for_the_interrupted_allreduce(framework, name)
-    if RANK != LATE:
-        assert_canaries_intact(framework, canaries)
-        assert (framework.as_numpy(watched()) == expected_sum()).all()
-    assert_further_allreduce_correct(framework, name)
     gc.collect()
     if RANK != LATE:
         assert watched() is None, "the finished operation still holds its tensor"
