@@ -195,6 +195,9 @@ class Engine {
 
   // `output` receives the result; it may equal input.data.
   Handle allreduce(const Tensor& input, void* output, const ReduceOptions& options = {});
+  // The same, taking the shape and the name instead of copying them (a
+  // binding's per-gradient call).
+  Handle allreduce(Tensor&& input, void* output, ReduceOptions&& options);
   // outputs[i] receives inputs[i]'s result; the group negotiates and runs as one.
   std::vector<Handle> grouped_allreduce(const std::vector<Tensor>& inputs,
                                         const std::vector<void*>& outputs,

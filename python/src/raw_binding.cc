@@ -54,9 +54,9 @@ void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
         if (output == 0 && in.data != nullptr) {
           throw py::value_error("kolo: an allreduce needs an output");
         }
-        return PyHandle(e.allreduce(in, reinterpret_cast<void*>(output),
-                                    {reduce_op_from_name(op), prescale, postscale, std::move(name),
-                                     process_set}),
+        return PyHandle(e.allreduce(std::move(in), reinterpret_cast<void*>(output),
+                                    ReduceOptions{reduce_op_from_name(op), prescale, postscale,
+                                                  std::move(name), process_set}),
                         dtype);
       },
       "allreduce(input, output, ...) of tensors given as (data pointer, shape, dtype code).");

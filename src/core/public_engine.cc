@@ -29,15 +29,19 @@ auto translated(Body&& body) -> decltype(body()) {
   }
 }
 
-core::TensorArgs to_args(const Tensor& tensor, void* output, std::string name) {
+core::TensorArgs to_args(Tensor&& tensor, void* output, std::string name) {
   core::TensorArgs args;
   args.name = std::move(name);
   args.input = tensor.data;
   args.output = output;
   args.dtype = tensor.dtype;
-  args.shape = tensor.shape;
+  args.shape = std::move(tensor.shape);
   args.device = tensor.device;
   return args;
+}
+
+core::TensorArgs to_args(const Tensor& tensor, void* output, std::string name) {
+  return to_args(Tensor(tensor), output, std::move(name));
 }
 
 // Grouped tensors get "<name>.<i>" so each is identifiable across ranks (and
@@ -215,6 +219,14 @@ Handle Engine::allreduce(const Tensor& input, void* output, const ReduceOptions&
   return translated([&] {
     return Handle(core_engine().allreduce(to_args(input, output, options.name), options.reduction(),
                                           options.process_set));
+  });
+}
+
+Handle Engine::allreduce(Tensor&& input, void* output, ReduceOptions&& options) {
+  return translated([&] {
+    return Handle(
+        core_engine().allreduce(to_args(std::move(input), output, std::move(options.name)),
+                                options.reduction(), options.process_set));
   });
 }
 
