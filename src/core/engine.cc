@@ -52,6 +52,7 @@ Engine::Engine(const Config& config, EngineOptions options)
   tuned_.cache_enabled = config_.engine.cache_capacity > 0;
   tuned_.active = false;
   pacer_ = std::make_shared<CyclePacer>(tuned_cycle_time());
+  handle_links_ = std::make_shared<const HandleLinks>(HandleLinks{pacer_, progress_});
   connect(options_);
   start_autotune();
   if (!config_.engine.timeline_path.empty()) {
@@ -179,7 +180,7 @@ std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, 
     }
     entry.input = tensor.input;
     entry.output = tensor.output;
-    entry.handle = std::make_shared<HandleState>(pacer_, progress_);
+    entry.handle = std::make_shared<HandleState>(handle_links_);
     handles.push_back(entry.handle);
     entries.push_back(std::move(entry));
   }

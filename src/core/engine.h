@@ -217,6 +217,7 @@ class Engine {
 
   // When cycles start; shared with the handles, which may outlive the engine.
   std::shared_ptr<CyclePacer> pacer_;
+  std::shared_ptr<const HandleLinks> handle_links_;  // given to every handle
   // Also guards every ProcessSet's unnamed_counters (see enqueue).
   mutable Mutex mutex_;
   std::map<int32_t, std::shared_ptr<ProcessSet>> sets_ KOLO_GUARDED_BY(mutex_);

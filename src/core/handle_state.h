@@ -32,17 +32,23 @@ struct HandleResult {
 class CyclePacer;       // core/cycle_pacer.h
 class ProgramProgress;  // core/program_progress.h
 
+// What every handle of an engine reports to, shared by all of them (one
+// reference count per handle, not one per member: both threads touch it).
+struct HandleLinks {
+  // Hears when a caller starts waiting for a handle unfinished: the end of a
+  // burst of enqueues, so the engine's cycle can start at once.
+  std::shared_ptr<CyclePacer> pacer;
+  // Hears when the program is told an operation failed (a status read, a
+  // callback), to know later whether it went on past it.
+  std::shared_ptr<ProgramProgress> progress;
+};
+
 class HandleState {
  public:
   using Callback = std::function<void(const Status&)>;
 
   HandleState() = default;
-  // `pacer` hears when a caller starts waiting for this handle unfinished:
-  // the end of a burst of enqueues, so the engine's cycle can start at once.
-  // `progress` hears when the program is told the operation failed (a
-  // status read, a callback), to know later whether it went on past it.
-  HandleState(std::shared_ptr<CyclePacer> pacer, std::shared_ptr<ProgramProgress> progress)
-      : pacer_(std::move(pacer)), progress_(std::move(progress)) {}
+  explicit HandleState(std::shared_ptr<const HandleLinks> links) : links_(std::move(links)) {}
 
   // Marks the operation finished. The first call wins; later ones are
   // ignored (a response and a shutdown can race to finish a handle).
@@ -73,8 +79,7 @@ class HandleState {
   void caller_waits() const KOLO_EXCLUDES(mutex_);
   void run_callback(const Callback& callback, const Status& status) const;
 
-  const std::shared_ptr<CyclePacer> pacer_;
-  const std::shared_ptr<ProgramProgress> progress_;
+  const std::shared_ptr<const HandleLinks> links_;  // null for a handle of no engine
   mutable Mutex mutex_;
   mutable CondVar done_cv_;
   bool done_ KOLO_GUARDED_BY(mutex_) = false;
