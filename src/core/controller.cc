@@ -174,7 +174,10 @@ CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool wa
     KOLO_CHECK(cache_.occupied(slot));
     outcome.cached.push_back(&cache_.response(slot));
     cache_.touch(slot);
-    pending_hits_.find(slot)->response_cached = true;  // nothing for the engine to remember
+    // Every rank set this bit, so this rank waits on the slot.
+    TensorEntry* entry = pending_hits_.find(slot);
+    KOLO_CHECK(entry != nullptr);
+    entry->response_cached = true;  // nothing for the engine to remember
     pending_hits_.erase(slot);
   }
   if ((flags & kFlagUncached) != 0) {
