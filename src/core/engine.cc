@@ -19,7 +19,6 @@
 #include "rendezvous/watched_store.h"
 
 namespace kolo::core {
-
 namespace {
 
 using Clock = std::chrono::steady_clock;

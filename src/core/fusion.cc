@@ -26,6 +26,7 @@ std::vector<Response> fuse_responses(const std::vector<const Response*>& respons
                                      size_t threshold_bytes) {
   std::vector<Response> out;
   std::vector<bool> used(responses.size(), false);
+  std::vector<size_t> members;  // of the response being built, reused
   for (size_t i = 0; i < responses.size(); ++i) {
     if (used[i]) continue;
     used[i] = true;
@@ -35,7 +36,7 @@ std::vector<Response> fuse_responses(const std::vector<const Response*>& respons
       continue;
     }
     // Members first, then one copy of each into the fused response.
-    std::vector<size_t> members{i};
+    members.assign(1, i);
     size_t bytes = response_bytes(first);
     size_t tensors = first.names.size();
     for (size_t j = i + 1; j < responses.size() && bytes < threshold_bytes; ++j) {
@@ -59,14 +60,6 @@ std::vector<Response> fuse_responses(const std::vector<const Response*>& respons
     out.push_back(std::move(fused));
   }
   return out;
-}
-
-std::vector<Response> fuse_responses(const std::vector<Response>& responses,
-                                     size_t threshold_bytes) {
-  std::vector<const Response*> pointers;
-  pointers.reserve(responses.size());
-  for (const Response& response : responses) pointers.push_back(&response);
-  return fuse_responses(pointers, threshold_bytes);
 }
 
 // Tensor i of a fused response as a response of its own (for the cache).

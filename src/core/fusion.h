@@ -19,8 +19,6 @@ namespace kolo::core {
 // their fused response, and not first each into a response of its own.
 std::vector<Response> fuse_responses(const std::vector<const Response*>& responses,
                                      size_t threshold_bytes);
-std::vector<Response> fuse_responses(const std::vector<Response>& responses,
-                                     size_t threshold_bytes);
 
 // Tensor i of a fused response as a response of its own (what the cache
 // keeps per tensor).

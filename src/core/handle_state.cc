@@ -35,7 +35,7 @@ void HandleState::complete_all(const std::vector<HandleState*>& handles, const S
 }
 
 void HandleState::caller_waits() const {
-  if (links_ && links_->pacer && !done()) links_->pacer->note_caller_waits();
+  if (links_ && !done()) links_->pacer->note_caller_waits();
 }
 
 bool HandleState::done() const {
@@ -70,14 +70,14 @@ Status HandleState::status() const {
     MutexLock lock(mutex_);
     status = status_;
   }
-  if (!status.ok() && links_ && links_->progress) links_->progress->told_of_failure();
+  if (!status.ok() && links_) links_->progress->told_of_failure();
   return status;
 }
 
 void HandleState::run_callback(const Callback& callback, const Status& status) const {
   // The callback hands the status to the program (a framework's op, an
   // event loop).
-  if (!status.ok() && links_ && links_->progress) links_->progress->told_of_failure();
+  if (!status.ok() && links_) links_->progress->told_of_failure();
   callback(status);
 }
 

@@ -216,10 +216,7 @@ HostUpdates Engine::host_updates_since(int64_t acked) const {
 }
 
 Handle Engine::allreduce(const Tensor& input, void* output, const ReduceOptions& options) {
-  return translated([&] {
-    return Handle(core_engine().allreduce(to_args(input, output, options.name), options.reduction(),
-                                          options.process_set));
-  });
+  return allreduce(Tensor(input), output, ReduceOptions(options));
 }
 
 Handle Engine::allreduce(Tensor&& input, void* output, ReduceOptions&& options) {

@@ -15,6 +15,15 @@ Response allreduce(const std::string& name, int64_t floats, DataType dtype = Dat
   return r;
 }
 
+// fuse_responses over responses the test owns (the engine passes pointers
+// into the response cache and the coordinator's list).
+std::vector<Response> fuse_responses(const std::vector<Response>& responses,
+                                     size_t threshold_bytes) {
+  std::vector<const Response*> pointers;
+  for (const Response& response : responses) pointers.push_back(&response);
+  return core::fuse_responses(pointers, threshold_bytes);
+}
+
 std::vector<std::vector<std::string>> groups(const std::vector<Response>& fused) {
   std::vector<std::vector<std::string>> out;
   for (const auto& r : fused) out.push_back(r.names);
@@ -62,7 +71,7 @@ TEST(Fusion, FusesResponsesItDoesNotOwnAndLeavesThemIntact) {
     return r;
   }();
   const std::vector<const Response*> in{&a, &gather, &b};
-  auto fused = fuse_responses(in, 1 << 20);
+  auto fused = core::fuse_responses(in, 1 << 20);
   EXPECT_EQ(groups(fused), (std::vector<std::vector<std::string>>{{"a", "b"}, {"g"}}));
   EXPECT_EQ(fused[0].shapes, (std::vector<std::vector<int64_t>>{{3}, {5}}));
   EXPECT_EQ(a.names, std::vector<std::string>{"a"});
