@@ -77,11 +77,23 @@ def test_unknown_op_and_average_of_bool_are_refused():
 
 
 def test_name_reused_while_in_flight_is_refused():
-    handle = hvd.allreduce_async(torch.ones(2), name="err.twice")
-    try:
-        with pytest.raises(ValueError, match="err.twice"):
-            hvd.allreduce_async(torch.ones(2), name="err.twice")
-    finally:
+    # Each rank in turn checks while the others have not submitted the name
+    # yet, so the first operation is surely still in flight (with every rank
+    # submitting at once, a cycle could finish it between the two calls).
+    for checker in range(hvd.size()):
+        name = f"err.twice.{checker}"
+        if hvd.rank() == checker:
+            handle = hvd.allreduce_async(torch.ones(2), name=name)
+            try:
+                with pytest.raises(ValueError, match=name):
+                    hvd.allreduce_async(torch.ones(2), name=name)
+                with pytest.raises(ValueError, match=name):
+                    hvd.allreduce_async_(torch.ones(2), name=name)  # the hot path too
+            finally:
+                hvd.barrier()
+        else:
+            hvd.barrier()
+            handle = hvd.allreduce_async(torch.ones(2), name=name)
         hvd.synchronize(handle)
 
 
