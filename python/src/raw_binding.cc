@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "in_place_operation.h"
 #include "parse_names.h"
 #include "py_handle.h"
 
@@ -37,6 +38,7 @@ Tensor raw_tensor(uintptr_t data, std::vector<int64_t> shape, DataType dtype) {
 }  // namespace
 
 void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
+  bind_in_place_operation(m);
   m.def(
       "dtype_code",
       [](const std::string& name) { return static_cast<int>(*dtype_from_name(name)); },
@@ -60,6 +62,24 @@ void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
                         dtype);
       },
       "allreduce(input, output, ...) of tensors given as (data pointer, shape, dtype code).");
+
+  // kolo.torch's hot path: allreduce_raw in place, returning the operation
+  // the runtime registers rather than a bare handle.
+  engine.def(
+      "allreduce_in_place_raw",
+      [](Engine& e, uintptr_t data, std::vector<int64_t> shape, int dtype_code,
+         const std::string& op, double prescale, double postscale, std::string name,
+         int32_t process_set, py::object tensor, py::object interrupted) {
+        const DataType dtype = dtype_of_code(dtype_code);
+        Tensor in = raw_tensor(data, std::move(shape), dtype);
+        Handle handle = e.allreduce(std::move(in), reinterpret_cast<void*>(data),
+                                    ReduceOptions{reduce_op_from_name(op), prescale, postscale,
+                                                  std::move(name), process_set});
+        return InPlaceOperation(PyHandle(std::move(handle), dtype), std::move(tensor),
+                                std::move(interrupted));
+      },
+      "allreduce_raw(data, data, ...) whose operation (kolo._core.InPlaceOperation) returns "
+      "`tensor` and hands itself to `interrupted` after an interrupted wait.");
 
   engine.def(
       "grouped_allreduce_raw",

@@ -15,8 +15,9 @@
 
 namespace kolo::python {
 
-// Adds allreduce_raw and grouped_allreduce_raw to the Engine class, and the
-// module-level dtype_code(name) the callers build their dtype tables with.
+// Adds allreduce_raw, allreduce_in_place_raw and grouped_allreduce_raw to the
+// Engine class, and to the module InPlaceOperation and dtype_code(name), which
+// the callers build their dtype tables with.
 void bind_raw_operations(pybind11::module_& m, pybind11::class_<Engine>& engine);
 
 }  // namespace kolo::python

@@ -7,7 +7,8 @@ DLPack views of all of them. A PendingOperation holds them until then. A wait
 that is interrupted (Ctrl-C, or any exception raised while waiting) unwinds
 the caller's frames and drops the caller's references, so the operation then
 moves to its runtime's InterruptedOperations, which hold it until the engine
-reports it finished, successfully or not.
+reports it finished, successfully or not. kolo._core.InPlaceOperation (one
+in-place allreduce, kolo.torch's hot path) has the same interface and rules.
 """
 
 import threading
@@ -54,39 +55,6 @@ class PendingOperation:
 
     def result(self):
         """Waits, then returns the result or raises the operation's error."""
-        self.wait()
-        return self.outcome()
-
-
-class InPlaceOperation:
-    """A PendingOperation of one engine handle that writes into `tensor` and
-    returns it: the hot path of a backward pass (one per gradient), with the
-    same waits, errors and interruption rules in fewer steps."""
-
-    __slots__ = ("_handle", "_tensor", "_interrupted", "_failed")
-
-    def __init__(self, handle, tensor, interrupted):
-        self._handle = handle
-        self._tensor = tensor  # also what the engine writes: kept until done
-        self._interrupted = interrupted
-        self._failed = None
-
-    def is_completed(self):
-        return self._handle.is_completed()
-
-    def wait(self):
-        try:
-            self._failed = not self._handle.wait_succeeded()
-        except BaseException:
-            self._interrupted.keep(self)
-            raise
-
-    def outcome(self):
-        if self._failed is not False:
-            self._handle.check()
-        return self._tensor
-
-    def result(self):
         self.wait()
         return self.outcome()
 

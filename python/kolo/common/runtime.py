@@ -12,8 +12,7 @@ import threading
 
 from kolo import _core
 from kolo.common.exceptions import WorkerRemovedError
-from kolo.common.pending import (InPlaceOperation, InterruptedOperations, PendingOperation,
-                                 engine_value)
+from kolo.common.pending import InterruptedOperations, PendingOperation, engine_value
 from kolo.common.process_sets import GlobalProcessSet, ProcessSet
 from kolo.common.settings import check_all as check_settings
 
@@ -203,14 +202,14 @@ class Runtime:
         self._handles[key] = (owner, PendingOperation(handles, buffers, finish, interrupted))
         return key
 
-    def register_in_place(self, handle, tensor, owner):
-        """register_operation() for one handle that writes into `tensor` and
-        returns it (an in-place allreduce of one gradient)."""
+    def interrupted_operations(self):
+        """The InterruptedOperations an operation started outside operation()
+        keeps itself in after an interrupted wait (the torch hot path's
+        kolo._core.InPlaceOperation), with the finished ones dropped, as
+        operation() drops them."""
         interrupted = self._interrupted
         interrupted.drop_finished()
-        key = next(self._next_handle)
-        self._handles[key] = (owner, InPlaceOperation(handle, tensor, interrupted))
-        return key
+        return interrupted
 
     def register(self, operation, owner):
         """Stores `operation` under a new integer handle (the async API);

@@ -114,11 +114,11 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
         op_name = _PLAIN_OP_NAMES.get(Average if op is None else op)
         if op_name is not None:
             rt = runtime()
-            ptr = tensor.data_ptr()
-            handle = rt.engine().allreduce_raw(ptr, ptr, tensor.shape, code, op_name,
-                                               prescale_factor, postscale_factor,
-                                               "" if name is None else str(name), process_set)
-            return rt.register_in_place(handle, tensor, _OWNER)
+            operation = rt.engine().allreduce_in_place_raw(
+                tensor.data_ptr(), tensor.shape, code, op_name, prescale_factor,
+                postscale_factor, "" if name is None else str(name), process_set, tensor,
+                rt.interrupted_operations())
+            return rt.register(operation, _OWNER)
     check_writable(tensor, "allreduce_async_")
     return _allreduce(tensor, tensor, name, op, average, prescale_factor, postscale_factor,
                       process_set)
