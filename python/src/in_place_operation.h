@@ -20,7 +20,9 @@ class InPlaceOperation {
   // until the engine is done with it. `interrupted`: the runtime's
   // InterruptedOperations, which keep(self) after an interrupted wait.
   InPlaceOperation(PyHandle handle, pybind11::object tensor, pybind11::object interrupted)
-      : handle_(std::move(handle)), tensor_(std::move(tensor)), interrupted_(std::move(interrupted)) {}
+      : handle_(std::move(handle)),
+        tensor_(std::move(tensor)),
+        interrupted_(std::move(interrupted)) {}
 
   bool is_completed() const { return handle_.is_completed(); }
 
