@@ -195,16 +195,10 @@ CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool wa
 std::optional<TensorEntry> Controller::take_entry(const std::string& name) {
   auto it = pending_.find(name);
   if (it == pending_.end()) return std::nullopt;
-  if (!it->second.response_cached && !pending_hits_.empty()) {
-    // Every path that hands a waiting hit to the coordinator drops it from
-    // pending_hits_ first; should a response still take one, its pointer
-    // must not outlive it there.
-    const auto lookup = cache_.peek(it->second.request);
-    if (lookup.state != ResponseCache::State::kMiss &&
-        pending_hits_.find(lookup.slot) == &it->second) {
-      pending_hits_.erase(lookup.slot);
-    }
-  }
+  // Every path that runs a waiting hit or hands it to the coordinator drops
+  // it from pending_hits_ first (negotiate, age_pending_hits, remember,
+  // set_cache_enabled); pending_hits_ must not keep a pointer to it.
+  KOLO_CHECK(!it->second.waiting_as_hit);
   TensorEntry entry = std::move(it->second);
   pending_.erase(it);
   return entry;
@@ -261,12 +255,12 @@ std::string Controller::describe_pending() const {
 
 std::vector<std::string> Controller::fail_all(const Status& status) {
   std::vector<std::string> names;
+  pending_hits_.clear();  // first: it unmarks the entries pending_ holds
   for (auto& [name, entry] : pending_) {
     entry.handle->complete(status);
     names.push_back(name);
   }
   pending_.clear();
-  pending_hits_.clear();
   to_send_.clear();
   return names;
 }

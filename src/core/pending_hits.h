@@ -20,12 +20,20 @@ class PendingHits {
   TensorEntry* find(uint32_t slot) const {
     return slot < entries_.size() ? entries_[slot] : nullptr;
   }
+  // Every entry it holds has waiting_as_hit set; it clears the flag of an
+  // entry it lets go (replaced, erased or cleared).
   void set(uint32_t slot, TensorEntry* entry) {
-    if (entries_[slot] == nullptr) ++count_;
+    if (entries_[slot] == nullptr) {
+      ++count_;
+    } else {
+      entries_[slot]->waiting_as_hit = false;
+    }
     entries_[slot] = entry;
+    entry->waiting_as_hit = true;
   }
   void erase(uint32_t slot) {
     if (slot < entries_.size() && entries_[slot] != nullptr) {
+      entries_[slot]->waiting_as_hit = false;
       entries_[slot] = nullptr;
       --count_;
     }
@@ -34,7 +42,10 @@ class PendingHits {
   size_t size() const { return count_; }
   void clear() {
     if (count_ == 0) return;
-    for (auto& entry : entries_) entry = nullptr;
+    for (auto& entry : entries_) {
+      if (entry != nullptr) entry->waiting_as_hit = false;
+      entry = nullptr;
+    }
     count_ = 0;
   }
   // fn(slot, entry) for every waiting hit, in slot order; fn may erase the

@@ -27,6 +27,10 @@ struct TensorEntry {
   // Set by the controller when the cycle ran this tensor from the response
   // cache: the engine then has nothing to remember of it.
   bool response_cached = false;
+  // Set while PendingHits holds this entry as a waiting cache hit (only
+  // PendingHits writes it): an entry must leave PendingHits before anyone
+  // takes it, or PendingHits would keep a pointer to a moved-from entry.
+  bool waiting_as_hit = false;
 };
 
 inline int64_t num_elements(const std::vector<int64_t>& shape) {

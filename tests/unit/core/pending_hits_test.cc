@@ -60,5 +60,26 @@ TEST(PendingHits, ClearEmptiesEverySlot) {
   EXPECT_EQ(hits.find(3), nullptr);
 }
 
+TEST(PendingHits, MarksTheEntriesItHoldsAndUnmarksThoseItLetsGo) {
+  // Controller::take_entry checks the mark: an entry taken while still
+  // held here would leave a pointer to a moved-from entry behind.
+  PendingHits hits(8);
+  TensorEntry a, b, c, d;
+  hits.set(1, &a);
+  hits.set(2, &b);
+  hits.set(3, &c);
+  EXPECT_TRUE(a.waiting_as_hit && b.waiting_as_hit && c.waiting_as_hit);
+  hits.set(1, &d);  // replaced: a is no longer held
+  EXPECT_FALSE(a.waiting_as_hit);
+  EXPECT_TRUE(d.waiting_as_hit);
+  hits.erase(2);
+  EXPECT_FALSE(b.waiting_as_hit);
+  hits.for_each([&](uint32_t slot, TensorEntry*) { hits.erase(slot); });
+  EXPECT_FALSE(c.waiting_as_hit || d.waiting_as_hit);
+  hits.set(4, &a);
+  hits.clear();
+  EXPECT_FALSE(a.waiting_as_hit);
+}
+
 }  // namespace
 }  // namespace kolo::core
