@@ -24,12 +24,7 @@ void bind_in_place_operation(py::module_& m) {
   py::class_<InPlaceOperation>(m, "InPlaceOperation")
       .def("is_completed", &InPlaceOperation::is_completed)
       .def("wait", [](py::handle self) { self.cast<InPlaceOperation&>().wait(self); })
-      .def("outcome", &InPlaceOperation::outcome)
-      .def("result", [](py::handle self) {
-        auto& operation = self.cast<InPlaceOperation&>();
-        operation.wait(self);
-        return operation.outcome();
-      });
+      .def("outcome", &InPlaceOperation::outcome);
 }
 
 }  // namespace kolo::python

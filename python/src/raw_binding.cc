@@ -35,6 +35,21 @@ Tensor raw_tensor(uintptr_t data, std::vector<int64_t> shape, DataType dtype) {
   return Tensor{reinterpret_cast<const void*>(data), dtype, std::move(shape), kCpuDevice};
 }
 
+// allreduce_raw's whole work; allreduce_in_place_raw wraps its handle.
+PyHandle raw_allreduce(Engine& e, uintptr_t input, uintptr_t output, std::vector<int64_t> shape,
+                       int dtype_code, const std::string& op, double prescale, double postscale,
+                       std::string name, int32_t process_set) {
+  const DataType dtype = dtype_of_code(dtype_code);
+  Tensor in = raw_tensor(input, std::move(shape), dtype);
+  if (output == 0 && in.data != nullptr) {
+    throw py::value_error("kolo: an allreduce needs an output");
+  }
+  return PyHandle(e.allreduce(std::move(in), reinterpret_cast<void*>(output),
+                              ReduceOptions{reduce_op_from_name(op), prescale, postscale,
+                                            std::move(name), process_set}),
+                  dtype);
+}
+
 }  // namespace
 
 void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
@@ -51,15 +66,8 @@ void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
       [](Engine& e, uintptr_t input, uintptr_t output, std::vector<int64_t> shape, int dtype_code,
          const std::string& op, double prescale, double postscale, std::string name,
          int32_t process_set) {
-        const DataType dtype = dtype_of_code(dtype_code);
-        Tensor in = raw_tensor(input, std::move(shape), dtype);
-        if (output == 0 && in.data != nullptr) {
-          throw py::value_error("kolo: an allreduce needs an output");
-        }
-        return PyHandle(e.allreduce(std::move(in), reinterpret_cast<void*>(output),
-                                    ReduceOptions{reduce_op_from_name(op), prescale, postscale,
-                                                  std::move(name), process_set}),
-                        dtype);
+        return raw_allreduce(e, input, output, std::move(shape), dtype_code, op, prescale,
+                             postscale, std::move(name), process_set);
       },
       "allreduce(input, output, ...) of tensors given as (data pointer, shape, dtype code).");
 
@@ -70,13 +78,9 @@ void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
       [](Engine& e, uintptr_t data, std::vector<int64_t> shape, int dtype_code,
          const std::string& op, double prescale, double postscale, std::string name,
          int32_t process_set, py::object tensor, py::object interrupted) {
-        const DataType dtype = dtype_of_code(dtype_code);
-        Tensor in = raw_tensor(data, std::move(shape), dtype);
-        Handle handle = e.allreduce(std::move(in), reinterpret_cast<void*>(data),
-                                    ReduceOptions{reduce_op_from_name(op), prescale, postscale,
-                                                  std::move(name), process_set});
-        return InPlaceOperation(PyHandle(std::move(handle), dtype), std::move(tensor),
-                                std::move(interrupted));
+        return InPlaceOperation(raw_allreduce(e, data, data, std::move(shape), dtype_code, op,
+                                              prescale, postscale, std::move(name), process_set),
+                                std::move(tensor), std::move(interrupted));
       },
       "allreduce_raw(data, data, ...) whose operation (kolo._core.InPlaceOperation) returns "
       "`tensor` and hands itself to `interrupted` after an interrupted wait.");

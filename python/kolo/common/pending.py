@@ -8,7 +8,8 @@ that is interrupted (Ctrl-C, or any exception raised while waiting) unwinds
 the caller's frames and drops the caller's references, so the operation then
 moves to its runtime's InterruptedOperations, which hold it until the engine
 reports it finished, successfully or not. kolo._core.InPlaceOperation (one
-in-place allreduce, kolo.torch's hot path) has the same interface and rules.
+in-place allreduce, kolo.torch's hot path) follows the same rules with is_completed,
+wait and outcome.
 """
 
 import threading
