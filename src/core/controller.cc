@@ -1,6 +1,7 @@
 #include "core/controller.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "common/check.h"
 #include "common/logging.h"
@@ -66,9 +67,19 @@ void Controller::classify(std::vector<TensorEntry> entries, Clock::time_point no
     bool hit = lookups[i].state == ResponseCache::State::kHit &&
                (request.group.empty() || group_all_hits[request.group]);
     if (!hit) send_slow(request, now, entry.enqueued);
-    std::string name = request.name;
-    auto [it, inserted] = pending_.emplace(std::move(name), std::move(entry));
-    KOLO_CHECK(inserted);  // the tensor queue refuses a name in flight
+    PendingEntries::node_type node = spare_pending_.take();
+    PendingEntries::iterator it;
+    if (node.empty()) {
+      bool inserted = false;
+      std::tie(it, inserted) = pending_.emplace(request.name, std::move(entry));
+      KOLO_CHECK(inserted);  // the tensor queue refuses a name in flight
+    } else {
+      node.key() = request.name;  // into the node's own string and entry: no allocation
+      node.mapped() = std::move(entry);
+      auto inserted = pending_.insert(std::move(node));
+      KOLO_CHECK(inserted.inserted);
+      it = inserted.position;
+    }
     if (hit) pending_hits_.set(lookups[i].slot, &it->second);
   }
 }
@@ -200,7 +211,7 @@ std::optional<TensorEntry> Controller::take_entry(const std::string& name) {
   // set_cache_enabled); pending_hits_ must not keep a pointer to it.
   KOLO_CHECK(!it->second.waiting_as_hit);
   TensorEntry entry = std::move(it->second);
-  pending_.erase(it);
+  spare_pending_.erase(pending_, it);
   return entry;
 }
 

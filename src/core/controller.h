@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "common/spare_nodes.h"
 #include "core/coordinator.h"
 #include "core/pending_hits.h"
 #include "core/response_cache.h"
@@ -116,7 +117,9 @@ class Controller {
   Settings settings_;
   ResponseCache cache_;
   std::optional<Coordinator> coordinator_;  // on the set's rank 0
-  std::unordered_map<std::string, TensorEntry> pending_;
+  using PendingEntries = std::unordered_map<std::string, TensorEntry>;
+  PendingEntries pending_;
+  SpareNodes<PendingEntries> spare_pending_;  // nodes of taken entries, for the next ones
   // Slot -> its entry in pending_ (whose nodes stay put until erased; an
   // entry leaves pending_hits_ before it leaves pending_).
   PendingHits pending_hits_;

@@ -13,10 +13,10 @@ std::chrono::microseconds settle_time(std::chrono::microseconds cycle_time) {
 
 }  // namespace
 
-bool CyclePacer::note_enqueue() {
+bool CyclePacer::note_enqueue(Clock::time_point now) {
   MutexLock lock(mutex_);
   const bool first_since_cycle = !burst_pending();
-  last_enqueue_ = Clock::now();
+  last_enqueue_ = now;
   // An enqueue after a wait starts a new burst on some thread: the wait no
   // longer says that everything is queued.
   burst_over_ = false;

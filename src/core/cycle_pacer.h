@@ -28,10 +28,12 @@ class CyclePacer {
 
   explicit CyclePacer(std::chrono::microseconds cycle_time) : cycle_time_(cycle_time) {}
 
-  // A framework thread queued work. Returns whether the background thread
-  // must be woken (only the first enqueue since a cycle took the queue: a wake-up
-  // per tensor cost a context switch each on a busy host).
-  bool note_enqueue() KOLO_EXCLUDES(mutex_);
+  // A framework thread queued work at `now` (the enqueue's own timestamp:
+  // one clock read per tensor instead of two). Returns whether the
+  // background thread must be woken (only the first enqueue since a cycle
+  // took the queue: a wake-up per tensor cost a context switch each on a
+  // busy host).
+  bool note_enqueue(Clock::time_point now = Clock::now()) KOLO_EXCLUDES(mutex_);
   void wake() { wake_.notify_one(); }
   // A caller is about to block on a handle that is not done: if work was
   // queued since a cycle took the queue, the burst is over on this thread and the

@@ -21,8 +21,6 @@
 namespace kolo::core {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 Request reduce_request(const Reduction& reduce) {
   Request base;
   base.reduction = reduce;
@@ -136,73 +134,90 @@ std::shared_ptr<ProcessSet> Engine::make_set(int32_t id, std::vector<int> ranks)
 
 // --- enqueue -------------------------------------------------------------
 
-std::shared_ptr<ProcessSet> Engine::member_set(int32_t id) const {
+ProcessSet& Engine::member_set(int32_t id) const {
   auto it = sets_.find(id);
   if (it == sets_.end()) throw InvalidArgument(fmt::format("process set {} does not exist", id));
   if (!it->second->member()) {
     throw InvalidArgument(fmt::format("rank {} is not a member of process set {} (ranks [{}])",
                                       config_.layout.rank, id, fmt::join(it->second->ranks, ", ")));
   }
-  return it->second;
+  return *it->second;
+}
+
+TensorEntry Engine::make_entry(OpType op, TensorArgs& tensor, const Request& base, ProcessSet& set,
+                               Clock::time_point enqueued) {
+  TensorEntry entry;
+  entry.enqueued = enqueued;
+  entry.request = base;
+  entry.request.op = op;
+  entry.request.name = tensor.name.empty()
+                           ? fmt::format("{}.noname.{}", op_type_name(op),
+                                         ++set.unnamed_counters.under(mutex_)[static_cast<int>(op)])
+                           : std::move(tensor.name);
+  entry.request.dtype = tensor.dtype;
+  entry.request.shape = std::move(tensor.shape);
+  entry.request.device = tensor.device;
+  validate_request(entry.request, tensor.input, tensor.output, static_cast<int>(set.ranks.size()));
+  entry.input = tensor.input;
+  entry.output = tensor.output;
+  entry.handle = std::make_shared<HandleState>(handle_links_);
+  return entry;
+}
+
+Status Engine::stopped_status() const {
+  return failure_.ok() ? Status(StatusCode::kAborted, "Kolo has been shut down") : failure_;
 }
 
 std::vector<Handle> Engine::enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
                                     int32_t process_set) {
   MutexLock lock(mutex_);
   // Bad arguments are reported as such even after the job stopped.
-  std::shared_ptr<ProcessSet> set = member_set(process_set);
+  ProcessSet& set = member_set(process_set);
   std::vector<TensorEntry> entries;
   std::vector<Handle> handles;
   entries.reserve(tensors.size());
   handles.reserve(tensors.size());
   std::string group;
-  const auto enqueued = std::chrono::steady_clock::now();
+  const auto enqueued = Clock::now();
   for (auto& tensor : tensors) {
-    TensorEntry entry;
-    entry.enqueued = enqueued;
-    entry.request = base;
-    entry.request.op = op;
-    entry.request.name =
-        tensor.name.empty()
-            ? fmt::format("{}.noname.{}", op_type_name(op),
-                          ++set->unnamed_counters.under(mutex_)[static_cast<int>(op)])
-            : std::move(tensor.name);
-    entry.request.dtype = tensor.dtype;
-    entry.request.shape = std::move(tensor.shape);
-    entry.request.device = tensor.device;
-    validate_request(entry.request, tensor.input, tensor.output,
-                     static_cast<int>(set->ranks.size()));
+    TensorEntry entry = make_entry(op, tensor, base, set, enqueued);
     if (tensors.size() > 1) {
       if (group.empty()) group = entry.request.name;
       entry.request.group = group;
       entry.request.group_size = static_cast<int32_t>(tensors.size());
     }
-    entry.input = tensor.input;
-    entry.output = tensor.output;
-    entry.handle = std::make_shared<HandleState>(handle_links_);
     handles.push_back(entry.handle);
     entries.push_back(std::move(entry));
   }
   if (stopped_) {
-    Status status =
-        failure_.ok() ? Status(StatusCode::kAborted, "Kolo has been shut down") : failure_;
+    const Status status = stopped_status();
     for (auto& handle : handles) handle->complete(status);
     return handles;
   }
-  set->queue.push(std::move(entries));
-  progress_->submitted();
-  // Noted under mutex_, as the cycle's take of the queue is (run_set), so
-  // the pacer knows whether a cycle took these entries. Only the first
-  // enqueue since the last take wakes the background thread (which may be
-  // in a long idle pause).
-  const bool first_since_cycle = pacer_->note_enqueue();
+  const bool wake = queue_up(set, std::move(entries), enqueued);
   lock.unlock();
-  if (first_since_cycle) pacer_->wake();
+  if (wake) pacer_->wake();
   return handles;
 }
 
+Handle Engine::enqueue_one(OpType op, TensorArgs tensor, const Request& base, int32_t process_set) {
+  MutexLock lock(mutex_);
+  ProcessSet& set = member_set(process_set);
+  const auto enqueued = Clock::now();
+  TensorEntry entry = make_entry(op, tensor, base, set, enqueued);
+  Handle handle = entry.handle;
+  if (stopped_) {
+    handle->complete(stopped_status());
+    return handle;
+  }
+  const bool wake = queue_up(set, std::move(entry), enqueued);
+  lock.unlock();
+  if (wake) pacer_->wake();
+  return handle;
+}
+
 Handle Engine::allreduce(TensorArgs tensor, Reduction reduce, int32_t process_set) {
-  return grouped_allreduce({std::move(tensor)}, reduce, process_set)[0];
+  return enqueue_one(OpType::kAllreduce, std::move(tensor), reduce_request(reduce), process_set);
 }
 
 std::vector<Handle> Engine::grouped_allreduce(std::vector<TensorArgs> tensors, Reduction reduce,
@@ -211,7 +226,7 @@ std::vector<Handle> Engine::grouped_allreduce(std::vector<TensorArgs> tensors, R
 }
 
 Handle Engine::allgather(TensorArgs tensor, int32_t process_set) {
-  return grouped_allgather({std::move(tensor)}, process_set)[0];
+  return enqueue_one(OpType::kAllgather, std::move(tensor), Request{}, process_set);
 }
 
 std::vector<Handle> Engine::grouped_allgather(std::vector<TensorArgs> tensors,
@@ -222,17 +237,18 @@ std::vector<Handle> Engine::grouped_allgather(std::vector<TensorArgs> tensors,
 Handle Engine::broadcast(TensorArgs tensor, int root, int32_t process_set) {
   Request base;
   base.root = root;
-  return enqueue(OpType::kBroadcast, {std::move(tensor)}, base, process_set)[0];
+  return enqueue_one(OpType::kBroadcast, std::move(tensor), base, process_set);
 }
 
 Handle Engine::alltoall(TensorArgs tensor, std::vector<int64_t> splits, int32_t process_set) {
   Request base;
   base.values = std::move(splits);
-  return enqueue(OpType::kAlltoall, {std::move(tensor)}, base, process_set)[0];
+  return enqueue_one(OpType::kAlltoall, std::move(tensor), base, process_set);
 }
 
 Handle Engine::reducescatter(TensorArgs tensor, Reduction reduce, int32_t process_set) {
-  return grouped_reducescatter({std::move(tensor)}, reduce, process_set)[0];
+  return enqueue_one(OpType::kReducescatter, std::move(tensor), reduce_request(reduce),
+                     process_set);
 }
 
 std::vector<Handle> Engine::grouped_reducescatter(std::vector<TensorArgs> tensors, Reduction reduce,
@@ -241,18 +257,18 @@ std::vector<Handle> Engine::grouped_reducescatter(std::vector<TensorArgs> tensor
 }
 
 Handle Engine::barrier(int32_t process_set) {
-  return enqueue(OpType::kBarrier, {control_operation("")}, Request{}, process_set)[0];
+  return enqueue_one(OpType::kBarrier, control_operation(""), Request{}, process_set);
 }
 
 Handle Engine::join(int32_t process_set) {
-  return enqueue(OpType::kJoin, {control_operation("kolo.join")}, Request{}, process_set)[0];
+  return enqueue_one(OpType::kJoin, control_operation("kolo.join"), Request{}, process_set);
 }
 
 Handle Engine::add_process_set(std::vector<int> ranks) {
   std::vector<int> normalized = normalize_process_set_ranks(std::move(ranks), config_.layout.size);
   Request base;
   base.values.assign(normalized.begin(), normalized.end());
-  return enqueue(OpType::kAddProcessSet, {control_operation("")}, base, 0)[0];
+  return enqueue_one(OpType::kAddProcessSet, control_operation(""), base, 0);
 }
 
 Handle Engine::remove_process_set(int32_t id) {
@@ -264,8 +280,8 @@ Handle Engine::remove_process_set(int32_t id) {
   }
   Request base;
   base.values = {id};
-  return enqueue(OpType::kRemoveProcessSet,
-                 {control_operation(fmt::format("kolo.remove_process_set.{}", id))}, base, 0)[0];
+  return enqueue_one(OpType::kRemoveProcessSet,
+                     control_operation(fmt::format("kolo.remove_process_set.{}", id)), base, 0);
 }
 
 std::vector<int32_t> Engine::process_set_ids() const {

@@ -176,9 +176,37 @@ class Engine {
   void join_elastic_round();
   void check_same_on_all_ranks(const std::vector<std::vector<int>>& sets);
   std::shared_ptr<ProcessSet> make_set(int32_t id, std::vector<int> ranks);
+  using Clock = std::chrono::steady_clock;
+  // One call's tensors (a group when more than one) join the set's queue;
+  // their handles, in call order.
   std::vector<Handle> enqueue(OpType op, std::vector<TensorArgs> tensors, const Request& base,
                               int32_t process_set) KOLO_EXCLUDES(mutex_);
-  std::shared_ptr<ProcessSet> member_set(int32_t id) const KOLO_REQUIRES(mutex_);
+  // enqueue() of the single tensor most calls carry, without its vectors: a
+  // backward pass makes one such call per gradient.
+  Handle enqueue_one(OpType op, TensorArgs tensor, const Request& base, int32_t process_set)
+      KOLO_EXCLUDES(mutex_);
+  // The entry of one tensor of a call, validated (throws InvalidArgument),
+  // with a new handle; a group's fields are the caller's to set.
+  TensorEntry make_entry(OpType op, TensorArgs& tensor, const Request& base, ProcessSet& set,
+                         Clock::time_point enqueued) KOLO_REQUIRES(mutex_);
+  // What a call after shutdown or failure completes its handles with.
+  Status stopped_status() const KOLO_REQUIRES(mutex_);
+  // Hands a call's entries (one TensorEntry or a group's vector) to the
+  // set's queue and tells the program's progress and the pacer; true when
+  // the background thread must be woken, which the caller does after
+  // unlocking. Under mutex_, as the cycle's take of the queue is (run_set),
+  // so the pacer knows whether a cycle took these entries; only the first
+  // enqueue since the last take wakes the thread (it may be in a long idle
+  // pause).
+  template <class Entries>
+  bool queue_up(ProcessSet& set, Entries entries, Clock::time_point enqueued)
+      KOLO_REQUIRES(mutex_) {
+    set.queue.push(std::move(entries));
+    progress_->submitted();
+    return pacer_->note_enqueue(enqueued);
+  }
+  // The set is held by sets_, which only changes under mutex_.
+  ProcessSet& member_set(int32_t id) const KOLO_REQUIRES(mutex_);
   std::chrono::microseconds tuned_cycle_time() const {
     return std::chrono::microseconds(static_cast<int64_t>(tuned_.cycle_time_ms * 1000.0));
   }

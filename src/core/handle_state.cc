@@ -7,10 +7,10 @@ namespace kolo::core {
 
 const Status* HandleState::mark_done(Status status, Callback& callback) {
   MutexLock lock(mutex_);
-  if (done_) return nullptr;
-  done_ = true;
+  if (done_.load(std::memory_order_relaxed)) return nullptr;
   status_ = std::move(status);
   callback = std::move(callback_);
+  done_.store(true, std::memory_order_release);
   return &status_;  // never written again once done_ is set
 }
 
@@ -39,34 +39,37 @@ void HandleState::caller_waits() const {
 }
 
 bool HandleState::done() const {
-  MutexLock lock(mutex_);
-  return done_;
+  return done_.load(std::memory_order_acquire);
 }
 
 bool HandleState::wait_for(std::chrono::nanoseconds timeout) const {
+  if (done()) return true;
   caller_waits();
   MutexLock lock(mutex_);
   // now() + a timeout near nanoseconds::max() would overflow into the past.
   if (timeout >= std::chrono::hours(24 * 365 * 100)) {
-    while (!done_) done_cv_.wait(mutex_);
+    while (!done_.load(std::memory_order_relaxed)) done_cv_.wait(mutex_);
     return true;
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done_) {
-    if (!done_cv_.wait_until(mutex_, deadline)) return done_;
+  while (!done_.load(std::memory_order_relaxed)) {
+    if (!done_cv_.wait_until(mutex_, deadline)) return done_.load(std::memory_order_relaxed);
   }
   return true;
 }
 
 void HandleState::wait() const {
+  if (done()) return;
   caller_waits();
   MutexLock lock(mutex_);
-  while (!done_) done_cv_.wait(mutex_);
+  while (!done_.load(std::memory_order_relaxed)) done_cv_.wait(mutex_);
 }
 
 Status HandleState::status() const {
   Status status;
-  {
+  if (done()) {
+    status = status_;  // final: written before done_ was set
+  } else {
     MutexLock lock(mutex_);
     status = status_;
   }
@@ -85,7 +88,7 @@ void HandleState::on_complete(Callback callback) {
   const Status* final_status = nullptr;
   {
     MutexLock lock(mutex_);
-    if (!done_) {
+    if (!done_.load(std::memory_order_relaxed)) {
       callback_ = std::move(callback);
       return;
     }

@@ -2,6 +2,7 @@
 // caller (who waits or polls) and the background thread (who completes it).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -82,9 +83,14 @@ class HandleState {
   const std::shared_ptr<const HandleLinks> links_;  // null for a handle of no engine
   mutable Mutex mutex_;
   mutable CondVar done_cv_;
-  bool done_ KOLO_GUARDED_BY(mutex_) = false;
-  // Written once, with done_; never changes after.
-  Status status_ KOLO_GUARDED_BY(mutex_);
+  // Set once, under mutex_ (a waiter on done_cv_ cannot miss it), with
+  // release order: done() and the waits read it without the lock, so a
+  // step that synchronizes gradients already finished takes no lock for
+  // them.
+  std::atomic<bool> done_{false};
+  // Written once, under mutex_, before done_ is set; never changes after,
+  // so it is read without the lock once done_ reads true.
+  Status status_;
   Callback callback_ KOLO_GUARDED_BY(mutex_);
   HandleResult result_;
 };

@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/spare_nodes.h"
 #include "common/thread_annotations.h"
 #include "core/tensor_entry.h"
 
@@ -19,6 +20,8 @@ class TensorQueue {
   // Throws InvalidArgument naming a name already in flight, or repeated
   // within `entries`; nothing is added then.
   void push(std::vector<TensorEntry> entries) KOLO_EXCLUDES(mutex_);
+  // push() of a single entry, without a vector of one.
+  void push(TensorEntry entry) KOLO_EXCLUDES(mutex_);
   // Takes everything pushed so far.
   std::vector<TensorEntry> pop_all() KOLO_EXCLUDES(mutex_);
   // The operations with these names finished; the names may be used again.
@@ -28,9 +31,15 @@ class TensorQueue {
   bool empty() const KOLO_EXCLUDES(mutex_);
 
  private:
+  using Names = std::unordered_set<std::string>;
+  // Adds `name` to in_flight_ (in a spare node when there is one); false if
+  // it is there already.
+  bool claim(const std::string& name) KOLO_REQUIRES(mutex_);
+
   mutable Mutex mutex_;
   std::vector<TensorEntry> entries_ KOLO_GUARDED_BY(mutex_);
-  std::unordered_set<std::string> in_flight_ KOLO_GUARDED_BY(mutex_);
+  Names in_flight_ KOLO_GUARDED_BY(mutex_);
+  SpareNodes<Names> spare_names_ KOLO_GUARDED_BY(mutex_);
 };
 
 }  // namespace kolo::core
