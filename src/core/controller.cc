@@ -45,7 +45,7 @@ void Controller::send_slow(const Request& request, Clock::time_point now,
   to_send_.push_back(std::move(copy));
 }
 
-void Controller::classify(std::vector<TensorEntry> entries, Clock::time_point now) {
+void Controller::classify(std::vector<TensorEntry>& entries, Clock::time_point now) {
   // A group goes one way as a whole: cached only if every member is a hit.
   std::map<std::string, bool> group_all_hits;
   std::vector<ResponseCache::Lookup> lookups(entries.size());
@@ -143,9 +143,9 @@ ResponseList Controller::full_negotiation(Clock::time_point now) {
   return decode_response_list(answer);
 }
 
-CycleOutcome Controller::negotiate(std::vector<TensorEntry> new_entries, bool want_shutdown) {
+CycleOutcome Controller::negotiate(std::vector<TensorEntry>& new_entries, bool want_shutdown) {
   Clock::time_point now = Clock::now();
-  classify(std::move(new_entries), now);
+  classify(new_entries, now);
   age_pending_hits(now);
   if (coordinator_) {
     if (auto warning = coordinator_->check_stalls(now)) {

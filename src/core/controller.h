@@ -73,9 +73,10 @@ class Controller {
 
   Controller(backends::Backend& backend, Settings settings);
 
-  // One negotiation. Takes ownership of `new_entries` (held until their
-  // response runs). Throws the backend's errors.
-  CycleOutcome negotiate(std::vector<TensorEntry> new_entries, bool want_shutdown);
+  // One negotiation. Moves the entries out of `new_entries` (held until
+  // their response runs; the vector is the caller's to reuse). Throws the
+  // backend's errors.
+  CycleOutcome negotiate(std::vector<TensorEntry>& new_entries, bool want_shutdown);
 
   // The local entry for `name`, removed from the pending set; nullopt on a
   // rank that has none (it joined).
@@ -107,7 +108,7 @@ class Controller {
   bool has_pending() const { return !pending_.empty(); }
 
  private:
-  void classify(std::vector<TensorEntry> entries, Clock::time_point now);
+  void classify(std::vector<TensorEntry>& entries, Clock::time_point now);
   void send_slow(const Request& request, Clock::time_point now, Clock::time_point enqueued);
   void age_pending_hits(Clock::time_point now);
   std::vector<uint64_t> build_bits(bool want_shutdown) const;

@@ -388,17 +388,17 @@ bool Engine::run_cycle() {
 }
 
 bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
-  std::vector<TensorEntry> entries;
+  std::vector<TensorEntry>& entries = set.taken;
   if (set.id == 0) {
     // Under mutex_, as enqueue() pushes and notes: the pacer then knows
     // exactly which enqueues this cycle took. The first set of the cycle
     // marks the take for all; an enqueue to another set before its own take
     // at worst starts the next cycle early, never late.
     MutexLock lock(mutex_);
-    entries = set.queue.pop_all();
+    set.queue.take_all(entries);
     pacer_->note_queue_taken();
   } else {
-    entries = set.queue.pop_all();
+    set.queue.take_all(entries);
   }
   if (timeline_.active()) {
     for (const auto& entry : entries) {
@@ -408,7 +408,7 @@ bool Engine::run_set(ProcessSet& set, bool want_shutdown) {
   CycleOutcome outcome;
   try {
     EngineLiveness::PeerWait waits(*liveness_);
-    outcome = set.controller->negotiate(std::move(entries), want_shutdown);
+    outcome = set.controller->negotiate(entries, want_shutdown);
   } catch (const Error& e) {
     std::string pending = set.controller->describe_pending();
     throw Error(e.code(), fmt::format("{} (during negotiation in process set {}{})", e.what(),

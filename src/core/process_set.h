@@ -28,6 +28,9 @@ struct ProcessSet {
   backends::Backend* backend = nullptr;
   std::unique_ptr<Controller> controller;
   TensorQueue queue;
+  // Background thread only: the entries a cycle took from the queue, which
+  // the next take reuses (TensorQueue::take_all).
+  std::vector<TensorEntry> taken;
   // Counters that name unnamed operations ("allreduce.noname.7"); every
   // member makes its unnamed calls in the same order, so names match.
   // Guarded by the Engine's mutex_, taken by every enqueue.

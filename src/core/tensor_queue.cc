@@ -49,9 +49,10 @@ void TensorQueue::push(TensorEntry entry) {
   entries_.push_back(std::move(entry));
 }
 
-std::vector<TensorEntry> TensorQueue::pop_all() {
+void TensorQueue::take_all(std::vector<TensorEntry>& into) {
+  into.clear();  // outside the lock: the caller's own entries
   MutexLock lock(mutex_);
-  return std::exchange(entries_, {});
+  into.swap(entries_);
 }
 
 void TensorQueue::release(const std::vector<const std::string*>& names) {

@@ -22,8 +22,10 @@ class TensorQueue {
   void push(std::vector<TensorEntry> entries) KOLO_EXCLUDES(mutex_);
   // push() of a single entry, without a vector of one.
   void push(TensorEntry entry) KOLO_EXCLUDES(mutex_);
-  // Takes everything pushed so far.
-  std::vector<TensorEntry> pop_all() KOLO_EXCLUDES(mutex_);
+  // Takes everything pushed so far into `into` (cleared first). The two
+  // vectors trade places, so the queue keeps `into`'s capacity for the next
+  // pushes and a steady loop regrows neither.
+  void take_all(std::vector<TensorEntry>& into) KOLO_EXCLUDES(mutex_);
   // The operations with these names finished; the names may be used again.
   void release(const std::vector<const std::string*>& names) KOLO_EXCLUDES(mutex_);
   // Fails every queued entry with `status` and returns nothing further.
