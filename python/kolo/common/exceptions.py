@@ -33,6 +33,12 @@ class SettingsError(SystemExit, ValueError):
 
     def __init__(self, message):
         super().__init__(f"kolo: bad setting: {message}")
+        # What Python prints when nothing catches it: the line with its
+        # newline, so that it is one write. Python writes the message and
+        # then a newline of its own; two writes per rank let mpirun merge two
+        # ranks' messages into one line. The cost is an empty line after it;
+        # str(self) stays the bare message.
+        self.code = f"{self.args[0]}\n"
 
 
 __all__ = ["KoloInternalError", "HostsUpdatedInterrupt", "WorkerRemovedError", "SettingsError"]
