@@ -244,11 +244,8 @@ void bind_engine(py::module_& m) {
 }
 
 void bind_handle(py::module_& m) {
-  py::class_<PyHandle>(m, "Handle")
-      .def("is_completed", &PyHandle::is_completed)
-      .def("wait", &PyHandle::wait, py::arg("timeout") = py::none())
-      .def("wait_succeeded", &PyHandle::wait_succeeded)
-      .def("check", &PyHandle::check)
+  py::class_<PyHandle> handle(m, "Handle");
+  def_completion(handle)
       .def("output", &PyHandle::output)
       .def_property_readonly("received_splits", &PyHandle::received_splits)
       .def_property_readonly("value", &PyHandle::value);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "handle_group.h"
 #include "in_place_operation.h"
 #include "parse_names.h"
 #include "py_handle.h"
@@ -54,6 +55,7 @@ PyHandle raw_allreduce(Engine& e, uintptr_t input, uintptr_t output, std::vector
 
 void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
   bind_in_place_operation(m);
+  bind_handle_group(m);
   m.def(
       "dtype_code",
       [](const std::string& name) { return static_cast<int>(*dtype_from_name(name)); },
@@ -104,17 +106,12 @@ void bind_raw_operations(py::module_& m, py::class_<Engine>& engine) {
               raw_tensor(inputs[i], std::move(shapes[i]), dtype_of_code(dtype_codes[i])));
           out_ptrs.push_back(reinterpret_cast<void*>(outputs[i]));
         }
-        std::vector<Handle> handles = e.grouped_allreduce(
+        return HandleGroup(e.grouped_allreduce(
             tensors, out_ptrs,
-            {reduce_op_from_name(op), prescale, postscale, std::move(name), process_set});
-        std::vector<PyHandle> wrapped;
-        wrapped.reserve(handles.size());
-        for (size_t i = 0; i < handles.size(); ++i) {
-          wrapped.emplace_back(std::move(handles[i]), tensors[i].dtype);
-        }
-        return wrapped;
+            {reduce_op_from_name(op), prescale, postscale, std::move(name), process_set}));
       },
-      "grouped_allreduce of tensors given as (data pointers, shapes, dtype codes).");
+      "grouped_allreduce of tensors given as (data pointers, shapes, dtype codes); one "
+      "kolo._core.HandleGroup for the whole group.");
 }
 
 }  // namespace kolo::python

@@ -135,12 +135,13 @@ def _grouped_allreduce(tensors, outputs, name, op, average, prescale_factor, pos
     if None in srcs or None in dsts:
         return _grouped_allreduce_dlpack(tensors, outputs, name, op, prescale_factor,
                                          postscale_factor, process_set)
-    handles = _engine().grouped_allreduce_raw(
+    group = _engine().grouped_allreduce_raw(
         [ptr for _, ptr, _, _ in srcs], [ptr for _, ptr, _, _ in dsts],
         [shape for _, _, shape, _ in srcs], [code for _, _, _, code in srcs],
         engine_op_name(op), prescale_factor, postscale_factor, _name(name),
         process_set_id(process_set))
-    return _register(handles, lambda _: list(outputs), (tensors, srcs, dsts))
+    # One HandleGroup for the whole group: one object and one wait.
+    return _register([group], lambda _: list(outputs), (tensors, srcs, dsts))
 
 
 def _grouped_allreduce_dlpack(tensors, outputs, name, op, prescale_factor, postscale_factor,

@@ -36,12 +36,13 @@ def test_grouped_allreduce_raw_keeps_each_tensor_s_dtype(engine):
     tensors = [torch.ones(3, dtype=torch.float32), torch.tensor([True, False]),
                torch.full((2, 2), 7, dtype=torch.int64)]
     expected = [t.clone() for t in tensors]
-    handles = engine.grouped_allreduce_raw(
+    group = engine.grouped_allreduce_raw(
         [t.data_ptr() for t in tensors], [t.data_ptr() for t in tensors],
         [t.shape for t in tensors], [raw_view(t)[3] for t in tensors], "sum", 1.0, 1.0,
         "raw.g", 0)
-    for handle in handles:
-        finished(handle)
+    assert len(group) == 3  # one HandleGroup for the group's three tensors
+    finished(group)
+    assert group.is_completed() and group.wait_succeeded()
     for got, want in zip(tensors, expected):
         assert torch.equal(got, want)
 

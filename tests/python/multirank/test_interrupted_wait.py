@@ -204,3 +204,36 @@ def test_interrupted_in_place_synchronize_keeps_the_handle_and_its_tensor():
     gc.collect()
     if RANK != LATE:
         assert watched() is None, "the finished operation still holds its tensor"
+
+
+def test_interrupted_grouped_synchronize_keeps_the_handle_and_its_tensors():
+    """A grouped allreduce waits on one kolo._core.HandleGroup for all its
+    tensors: an interrupted wait keeps every tensor the engine writes, and
+    the handle stays valid."""
+    framework = FRAMEWORKS["torch"]
+    hvd = framework.module
+    name = "interrupted.grouped.torch"
+    half = COUNT // 2
+    if RANK != LATE:
+        tensors = [framework.full(half, RANK + 1) for _ in range(2)]
+        watched = [weakref.ref(t) for t in tensors]
+        handle = hvd.grouped_allreduce_async_(tensors, name=name, op=hvd.Sum)
+        del tensors  # only the operation holds them from here on
+        with pytest.raises(KeyboardInterrupt), sigint_after(SIGNAL_DELAY_SECONDS):
+            hvd.synchronize(handle)
+        gc.collect()
+        assert all(w() is not None for w in watched), (
+            "the interrupted group's tensors were released while the engine writes them")
+        assert not hvd.poll(handle), "the late rank has not joined, yet the group finished"
+        canaries = fill_canaries(framework)
+    hvd.allreduce(framework.full(1, 0), name=f"{name}.ready")
+    if RANK == LATE:
+        outs = hvd.grouped_allreduce_([framework.full(half, RANK + 1) for _ in range(2)],
+                                      name=name, op=hvd.Sum)
+        assert all((framework.as_numpy(o) == expected_sum()).all() for o in outs)
+    if RANK != LATE:
+        result = hvd.synchronize(handle)
+        assert [r is w() for r, w in zip(result, watched)] == [True, True]
+        assert all((framework.as_numpy(r) == expected_sum()).all() for r in result)
+        assert_canaries_intact(framework, canaries)
+    assert_further_allreduce_correct(framework, name)

@@ -25,6 +25,19 @@ def test_shape_mismatch_fails_on_every_rank_then_engine_recovers():
                           torch.full((2,), float(hvd.size())))
 
 
+def test_a_group_member_s_mismatch_fails_the_group_on_every_rank_then_engine_recovers():
+    # The group is one kolo._core.HandleGroup: its failure must still reach
+    # synchronize with the member's name, and a later group must work.
+    if hvd.size() == 1:
+        pytest.skip("needs two ranks")
+    xs = [torch.ones(4), torch.ones(hvd.rank() + 1), torch.ones(3)]
+    handle = hvd.grouped_allreduce_async_(xs, op=hvd.Sum, name="err.group")
+    with pytest.raises(hvd.KoloInternalError, match="err.group.1"):
+        hvd.synchronize(handle)
+    outs = hvd.grouped_allreduce([torch.ones(2), torch.ones(5)], op=hvd.Sum, name="err.group.after")
+    assert all(torch.equal(o, torch.full_like(o, float(hvd.size()))) for o in outs)
+
+
 def test_dtype_mismatch_names_the_dtypes():
     x = torch.ones(3, dtype=torch.float32 if hvd.rank() == 0 else torch.float64)
     with pytest.raises(hvd.KoloInternalError) as info:
