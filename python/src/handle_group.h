@@ -1,8 +1,8 @@
 // kolo._core.HandleGroup: the handles of one grouped call seen as one
 // operation. A group of 200 gradients is then one Python object to make and
-// keep and one wait, not 200 of each: per handle, the object and the wait
-// loop's Python cost ~0.4 us, a third of what a grouped step pays above its
-// collective for a small tensor (bench/torch_async_paths.py).
+// keep and one wait, not 200 of each: that took the grouped 200 x 16 KB
+// step from 1.08-1.16 to 0.96-1.02 ms (bench/torch_async_paths.py;
+// docs/benchmarks-history.md, "Grouped allreduce as one HandleGroup").
 //
 // It has PyHandle's completion interface (is_completed, wait,
 // wait_succeeded, check), so kolo.common.pending.PendingOperation holds it

@@ -35,7 +35,9 @@ class SpareNodes {
   }
   // Takes the element at `it` out, keeping its node; the element's value is
   // the caller's to move out first (it stays in the spare node otherwise).
-  void erase(Container& container, typename Container::const_iterator it) {
+  // Named apart from erase(key): a template on the key would otherwise win
+  // the overload for a non-const iterator.
+  void erase_at(Container& container, typename Container::const_iterator it) {
     keep(container.extract(it));
   }
 

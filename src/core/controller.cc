@@ -211,7 +211,7 @@ std::optional<TensorEntry> Controller::take_entry(const std::string& name) {
   // set_cache_enabled); pending_hits_ must not keep a pointer to it.
   KOLO_CHECK(!it->second.waiting_as_hit);
   TensorEntry entry = std::move(it->second);
-  spare_pending_.erase(pending_, it);
+  spare_pending_.erase_at(pending_, it);
   return entry;
 }
 

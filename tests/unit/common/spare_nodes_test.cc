@@ -40,9 +40,9 @@ TEST(SpareNodes, TakeWithNoneSpareGivesAnEmptyNode) {
 TEST(SpareNodes, ErasesByIteratorAndKeepsNoMoreThanItsLimit) {
   std::unordered_set<int> set{1, 2, 3};
   SpareNodes<std::unordered_set<int>> spare(2);
-  spare.erase(set, set.find(1));
-  spare.erase(set, set.find(2));
-  spare.erase(set, set.find(3));  // over the limit: freed
+  spare.erase_at(set, set.find(1));
+  spare.erase_at(set, set.find(2));
+  spare.erase_at(set, set.find(3));  // over the limit: freed
   EXPECT_TRUE(set.empty());
   EXPECT_EQ(spare.size(), 2u);
   spare.keep({});  // an empty node is not kept
