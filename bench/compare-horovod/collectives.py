@@ -7,6 +7,10 @@ The same file runs under every framework: it imports horovod.torch, which is Hor
 the Horovod venv and Kolo's drop-in package in the project's venv. Each case is timed call by
 call (or step by step) after a warm-up; rank 0 prints one line per case,
 `COMPARE_RESULT {"case": ..., "median_ms": ...}`, which run.py collects.
+
+The cases whose times run.py divides (a step and the raw allreduce of its total, out of place and
+in place) are timed alternately, call by call, in one loop: the shared host's drift within a job
+then hits both sides of a ratio alike instead of whichever case ran during a slow spell.
 """
 
 import argparse
@@ -34,16 +38,21 @@ def resnet50_gradient_sizes():
     return list(reversed(sizes))
 
 
-def time_calls(call, iters, warmup):
-    """Median wall time of `call` in ms over `iters` timed calls after `warmup` untimed ones."""
+def time_interleaved(calls, iters, warmup):
+    """Median wall time in ms of each of `calls` ({case: callable}) over `iters` timed rounds
+    after `warmup` untimed ones; a round calls each once, the order reversed every other round
+    so that no case always follows the same one."""
+    order = list(calls)
     for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+        for name in order:
+            calls[name]()
+    times = {name: [] for name in order}
+    for i in range(iters):
+        for name in (order if i % 2 == 0 else reversed(order)):
+            start = time.perf_counter()
+            calls[name]()
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def in_place(tensor, name):
@@ -78,22 +87,25 @@ def floats(count):
     return torch.ones(count, dtype=torch.float32)
 
 
-def cases(args):
-    """(case name, callable, timed iterations): the rows of the comparison, in table order."""
+def case_groups(args):
+    """[(cases, timed iterations)] in table order, `cases` being {case name: callable}; the cases
+    of one group are timed alternately (time_interleaved)."""
     scale = args.iter_scale
     small = [floats(args.small_bytes // FLOAT_BYTES) for _ in range(args.small_count)]
     small_total = args.small_count * args.small_bytes
     grads = [floats(n) for n in resnet50_gradient_sizes()]
     grads_total = sum(g.numel() for g in grads)
     big = floats(64 * MB // FLOAT_BYTES)
-    yield "inplace_1mb", in_place(floats(MB // FLOAT_BYTES), "inplace_1mb"), 200 * scale
-    yield "inplace_64mb", in_place(big, "inplace_64mb"), 20 * scale
-    yield "outplace_64mb", out_of_place(big, "outplace_64mb"), 20 * scale
-    yield "small_step", async_step(small, "small"), 50 * scale
-    yield "small_grouped", grouped_step(small, "small_grouped"), 50 * scale
-    yield "small_raw", in_place(floats(small_total // FLOAT_BYTES), "small_raw"), 50 * scale
-    yield "resnet50_step", async_step(grads, "resnet50"), 10 * scale
-    yield "resnet50_raw", in_place(floats(grads_total), "resnet50_raw"), 10 * scale
+    return [
+        ({"inplace_1mb": in_place(floats(MB // FLOAT_BYTES), "inplace_1mb")}, 200 * scale),
+        ({"inplace_64mb": in_place(big, "inplace_64mb"),
+          "outplace_64mb": out_of_place(big, "outplace_64mb")}, 20 * scale),
+        ({"small_step": async_step(small, "small"),
+          "small_grouped": grouped_step(small, "small_grouped"),
+          "small_raw": in_place(floats(small_total // FLOAT_BYTES), "small_raw")}, 50 * scale),
+        ({"resnet50_step": async_step(grads, "resnet50"),
+          "resnet50_raw": in_place(floats(grads_total), "resnet50_raw")}, 10 * scale),
+    ]
 
 
 def main():
@@ -110,15 +122,17 @@ def main():
     hvd.init()
     torch.set_num_threads(1)
     wanted = set(filter(None, args.cases.split(",")))
-    for name, call, iters in cases(args):
-        if wanted and name not in wanted:
+    for calls, iters in case_groups(args):
+        calls = {name: call for name, call in calls.items() if not wanted or name in wanted}
+        if not calls:
             continue
         iters = max(3, int(iters))
-        median = time_calls(call, iters, warmup=max(2, iters // 10))
+        medians = time_interleaved(calls, iters, warmup=max(2, iters // 10))
         if hvd.rank() == 0:
-            print("COMPARE_RESULT " + json.dumps({"case": name, "median_ms": median,
-                                                   "iters": iters, "size": hvd.size()}),
-                  flush=True)
+            for name, median in medians.items():
+                print("COMPARE_RESULT " + json.dumps({"case": name, "median_ms": median,
+                                                       "iters": iters, "size": hvd.size()}),
+                      flush=True)
     hvd.shutdown()
 
 
