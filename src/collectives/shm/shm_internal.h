@@ -21,11 +21,26 @@ struct ShardLayout {
   size_t rounds = 0;
   std::vector<size_t> offset, count;  // each shard, in elements
 
-  ShardLayout(size_t total, int n, DataType dtype, size_t slot_bytes) : element(dtype_size(dtype)) {
+  // align == 1: reduce-scatter's shards (reduce_scatter_offset), which its
+  // caller's output is. Otherwise (an allreduce, whose shards nobody sees)
+  // every shard and every round's chunk starts at a multiple of `align`
+  // elements, so that the staging slots' sub-blocks and the tensors agree
+  // on where cache lines begin (see PartList).
+  ShardLayout(size_t total, int n, DataType dtype, size_t slot_bytes, size_t align = 1)
+      : element(dtype_size(dtype)) {
     per_round = std::max<size_t>(1, slot_bytes / (static_cast<size_t>(n) * element));
+    if (per_round > align) per_round -= per_round % align;
+    const size_t members = static_cast<size_t>(n);
+    const size_t aligned_share = ((total + members - 1) / members + align - 1) / align * align;
     for (int j = 0; j < n; ++j) {
-      offset.push_back(reduce_scatter_offset(total, n, j));
-      count.push_back(reduce_scatter_count(total, n, j));
+      if (align == 1) {
+        offset.push_back(reduce_scatter_offset(total, n, j));
+        count.push_back(reduce_scatter_count(total, n, j));
+      } else {
+        const size_t begin = std::min(total, static_cast<size_t>(j) * aligned_share);
+        offset.push_back(begin);
+        count.push_back(std::min(total, begin + aligned_share) - begin);
+      }
     }
     rounds = (count[0] + per_round - 1) / per_round;  // shard 0 is the longest
   }

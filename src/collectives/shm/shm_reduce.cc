@@ -43,11 +43,20 @@ void plain_copy(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 
+// Where an allreduce's shards, chunks and fused parts start (see PartList):
+// a cache line, which is also an AVX-512 vector.
+constexpr size_t kAlignBytes = 64;
+
+size_t aligned_elements(DataType dtype) {
+  return std::max<size_t>(1, kAlignBytes / dtype_size(dtype));
+}
+
 void reduce_in_rounds(SharedMemoryGroup& group, const PartList& list, DataType dtype, ReduceOp op,
                       double prescale, double postscale, bool gather) {
   const int n = group.size();
   const int r = group.rank();
-  const ShardLayout layout(list.total(), n, dtype, group.slot_bytes());
+  const ShardLayout layout(list.total(), n, dtype, group.slot_bytes(),
+                           gather ? aligned_elements(dtype) : 1);
   const auto copy_out =
       list.total() * layout.element >= group.streaming_bytes() ? stream_copy : plain_copy;
   for (size_t k = 0; k < layout.rounds; ++k) {
@@ -167,7 +176,7 @@ void reduce_scatter(SharedMemoryGroup& group, const void* in, void* shard, size_
 
 void allreduce_parts(SharedMemoryGroup& group, const std::vector<FusedPart>& parts, DataType dtype,
                      ReduceOp op, double prescale, double postscale) {
-  const PartList list(parts, dtype_size(dtype));
+  const PartList list(parts, dtype_size(dtype), aligned_elements(dtype));
   if (list.total() == 0) return;
   guarded(group, [&] { reduce_in_rounds(group, list, dtype, op, prescale, postscale, true); });
 }

@@ -1,7 +1,8 @@
 """The comparison harnesses of bench/ on a tiny alltoall: the gloo harness checks its own
 results (`#wrong`, exit status) under kolo-bench's size convention, and bench/compare runs
 Kolo and gloo side by side and prints the alltoall table. The process-set harness runs under
-kolorun and checks its own results. Speed is not checked here."""
+kolorun and checks its own results; the fused-alignment harness prints a ratio per gradient set.
+Speed is not checked here."""
 
 import os
 import re
@@ -76,3 +77,15 @@ def test_process_set_bench_prints_a_row_per_size():
     assert job.returncode == 0, report
     rows = re.findall(r"^\[0\]<stdout>:\s+(\d+)\s+[0-9.]+\s+[0-9.]+$", job.stdout, re.MULTILINE)
     assert rows == ["16384", "1048576"], report
+
+
+def test_fused_alignment_bench_prints_a_ratio_per_gradient_set():
+    args = [kolorun(), "-np", "2", sys.executable, os.path.join(BENCH, "torch_fused_alignment.py"),
+            "--rounds", "1"]
+    job = subprocess.run(args, capture_output=True, text=True, timeout=180, cwd=REPO,
+                         env=job_env())
+    report = f"exit status {job.returncode}\nstdout:\n{job.stdout}\nstderr:\n{job.stderr}"
+    assert job.returncode == 0, report
+    rows = re.findall(r"^\[0\]<stdout>:(\S+): [0-9.]+ ms, raw [0-9.]+ ms, [0-9.]+x$", job.stdout,
+                      re.MULTILINE)
+    assert rows == ["resnet50", "resnet50_large_only", "160_equal_odd", "two_halves"], report
