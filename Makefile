@@ -71,7 +71,11 @@ $(TEST_DEPS_STAMP): $(VENV_STAMP) Makefile
 	$(PYTHON) -m pip install -q --disable-pip-version-check --no-deps $(TF_KERAS)
 	touch $(TEST_DEPS_STAMP)
 
+# The deployment stage's Ansible tests run against containers: the engine is
+# started here too, not only by install-deps.sh (which runs once), so a
+# machine whose dockerd stopped since does not skip them.
 python-test: python $(TEST_DEPS_STAMP)
+	./scripts/start-dockerd.sh || true
 	./scripts/run-python-tests.sh $(VENV)
 
 # The deployment tests alone (python-test runs them too): the Helm chart and
@@ -80,6 +84,7 @@ python-test: python $(TEST_DEPS_STAMP)
 # reusing build/python, and Debian 12 images once: up to 40 minutes on a fresh
 # machine).
 deploy-test: $(TEST_DEPS_STAMP)
+	./scripts/start-dockerd.sh || true
 	timeout 2400 $(PYTHON) -m pytest -x -q -p no:cacheprovider --timeout=300 tests/deploy \
 	  --ignore=tests/deploy/containers
 

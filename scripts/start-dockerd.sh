@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Starts the Docker engine for the container tests (tests/deploy/containers)
-# if it is installed and not answering, and waits until it answers. Safe to
+# Starts the Docker engine for the tests that run containers
+# (tests/deploy/containers and the Ansible tests of tests/deploy) if it is
+# installed and not answering, and waits until it answers. Safe to
 # run again: an engine that answers is left alone. Where systemd runs the
 # machine, its docker service is used; elsewhere (CI containers, chroots)
 # dockerd is started in its own session with its log in /var/log.

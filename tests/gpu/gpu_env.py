@@ -18,10 +18,15 @@ def why_no_gpu():
     status = _core.gpu_status()
     if not torch.cuda.is_available():
         return ("torch sees no CUDA device (torch.cuda.is_available() is False); Kolo's CUDA "
-                f"support is {status['state']}: {status['why_not']}")
+                f"support: {_describe(status)}")
     if status["state"] != "ready":
-        return f"Kolo's CUDA support is {status['state']}: {status['why_not']}"
+        return f"Kolo's CUDA support: {_describe(status)}"
     return None
+
+
+def _describe(status):
+    # "no device (no CUDA device: cudaGetDeviceCount failed: ...)"
+    return f"{status['state']} ({status['why_not']})"
 
 
 def kolorun():
