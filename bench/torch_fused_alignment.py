@@ -11,16 +11,15 @@ halves. Rank 0 prints each set's median ms over the rounds and its ratio to the 
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 import horovod.torch as hvd
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "compare-horovod"))
-from collectives import resnet50_gradient_sizes  # noqa: E402  (the comparison's gradient set)
+# The comparison's gradient set and its alternating timer.
+from collectives import resnet50_gradient_sizes, time_interleaved  # noqa: E402
 
 
 def gradient_sets():
@@ -49,17 +48,8 @@ def main():
         calls[name] = (lambda t=tensors, n=name:
                        hvd.synchronize(hvd.grouped_allreduce_async_(t, name=n)))
         calls[name + " raw"] = lambda w=whole, n=name: hvd.allreduce_(w, name=n + ".raw")
-    for _ in range(2):
-        for call in calls.values():
-            call()
-    times = {name: [] for name in calls}
-    for _ in range(args.rounds):
-        for name, call in calls.items():
-            start = time.perf_counter()
-            call()
-            times[name].append((time.perf_counter() - start) * 1e3)
+    medians = time_interleaved(calls, args.rounds, warmup=2)
     if hvd.rank() == 0:
-        medians = {name: statistics.median(t) for name, t in times.items()}
         for name in gradient_sets():
             fused, raw = medians[name], medians[name + " raw"]
             print(f"{name}: {fused:.2f} ms, raw {raw:.2f} ms, {fused / raw:.3f}x", flush=True)

@@ -76,14 +76,8 @@ class PartList {
       if (p != nullptr) fn(static_cast<const std::byte*>(p->input) + at * element_, n, done);
     });
   }
-  // Where elements [first, first + count) lie whole in one part's input or
-  // output; null when they span parts or the part has none.
-  const std::byte* contiguous_input(size_t first, size_t count) const {
-    const FusedPart* p = holder(first, count);
-    return p && p->input
-               ? static_cast<const std::byte*>(p->input) + (first - start_of(*p)) * element_
-               : nullptr;
-  }
+  // Where elements [first, first + count) lie whole in one part's output;
+  // null when they span parts or the part has none.
   std::byte* contiguous_output(size_t first, size_t count) const {
     const FusedPart* p = holder(first, count);
     return p && p->output ? static_cast<std::byte*>(p->output) + (first - start_of(*p)) * element_
